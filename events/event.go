@@ -1,0 +1,249 @@
+package events
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Version is the schema version written in every event's "v" field.
+const Version = 1
+
+// Type names an event type of SPEC §3.
+type Type string
+
+// The event types of schema hub.event/v1.
+const (
+	TypeRunStarted     Type = "run.started"
+	TypeSessionStarted Type = "session.started"
+	TypeTextDelta      Type = "text.delta"
+	TypeMessage        Type = "message"
+	TypeReasoning      Type = "reasoning"
+	TypeToolStarted    Type = "tool.started"
+	TypeToolFinished   Type = "tool.finished"
+	TypeUsage          Type = "usage"
+	TypeNotice         Type = "notice"
+	TypeRunFinished    Type = "run.finished"
+)
+
+// Body is the type-specific part of an event: one of the structs below.
+type Body interface {
+	// Type is the event's "type" field.
+	Type() Type
+}
+
+// Event is one normalized event: the common fields of SPEC §3 and a Body.
+// Seq counts from 0 per run without gaps; TS is when hub produced the event.
+type Event struct {
+	Seq   int64
+	TS    time.Time
+	RunID string
+	Agent string
+	Body  Body
+}
+
+// Type returns the type of e's body.
+func (e Event) Type() Type { return e.Body.Type() }
+
+// Limits is run.started's "limits" object: nil fields are unset limits.
+// Durations are in milliseconds, cost in USD.
+type Limits struct {
+	TimeoutMS     *int64   `json:"timeout_ms"`
+	IdleTimeoutMS *int64   `json:"idle_timeout_ms"`
+	MaxCostUSD    *float64 `json:"max_cost_usd"`
+	MaxTokens     *int64   `json:"max_tokens"`
+	MaxTurns      *int64   `json:"max_turns"`
+	MaxToolSteps  *int64   `json:"max_tool_steps"`
+}
+
+// RunStarted is the first event of a run. PID and AgentVersion are nil when
+// the agent never started (for example it is not installed). Argv has secrets
+// redacted.
+type RunStarted struct {
+	Argv         []string `json:"argv"`
+	Cwd          string   `json:"cwd"`
+	PID          *int     `json:"pid"`
+	AgentVersion *string  `json:"agent_version"`
+	Limits       Limits   `json:"limits"`
+}
+
+// SessionStarted reports the agent's session id (to resume), model and tools
+// when the agent says them; Model and Tools are nil when it does not.
+type SessionStarted struct {
+	SessionID string   `json:"session_id"`
+	Model     *string  `json:"model"`
+	Tools     []string `json:"tools"`
+}
+
+// TextDelta is a chunk of assistant text as it streams.
+type TextDelta struct {
+	Text string `json:"text"`
+}
+
+// Message is one complete assistant text block.
+type Message struct {
+	Text string `json:"text"`
+}
+
+// Reasoning is thinking or reasoning text, or its summary.
+type Reasoning struct {
+	Text string `json:"text"`
+}
+
+// ToolKind classifies a tool call by its effect (SPEC §3).
+type ToolKind string
+
+// The tool kinds of SPEC §3.
+const (
+	ToolShell  ToolKind = "shell"
+	ToolRead   ToolKind = "read"
+	ToolWrite  ToolKind = "write"
+	ToolEdit   ToolKind = "edit"
+	ToolSearch ToolKind = "search"
+	ToolWeb    ToolKind = "web"
+	ToolMCP    ToolKind = "mcp"
+	ToolTask   ToolKind = "task"
+	ToolOther  ToolKind = "other"
+)
+
+// ToolStarted is a tool call the agent made. Input is the call's arguments as
+// a JSON object ({} when the agent gave none).
+type ToolStarted struct {
+	CallID string          `json:"call_id"`
+	Name   string          `json:"name"`
+	Kind   ToolKind        `json:"kind"`
+	Input  json.RawMessage `json:"input"`
+}
+
+// ToolStatus is how a tool call ended.
+type ToolStatus string
+
+// The tool statuses of SPEC §3.
+const (
+	ToolOK     ToolStatus = "ok"
+	ToolError  ToolStatus = "error"
+	ToolDenied ToolStatus = "denied"
+)
+
+// ToolFinished is the end of a tool call. Output is cut to a cap; OutputBytes
+// is its length in bytes before cutting and Truncated says whether it was cut.
+// ExitCode is the shell exit status when the agent reports one.
+type ToolFinished struct {
+	CallID      string     `json:"call_id"`
+	Name        string     `json:"name"`
+	Kind        ToolKind   `json:"kind"`
+	Status      ToolStatus `json:"status"`
+	Output      string     `json:"output"`
+	OutputBytes int64      `json:"output_bytes"`
+	Truncated   bool       `json:"truncated"`
+	ExitCode    *int       `json:"exit_code"`
+}
+
+// Tokens is a usage record: token counts and cost in USD (nil when unknown,
+// never 0 for "don't know"). Input counts input tokens neither read from nor
+// written to the prompt cache; cache reads and writes are only in their own
+// fields (SPEC §3 token conventions).
+type Tokens struct {
+	Input      int64    `json:"input_tokens"`
+	Output     int64    `json:"output_tokens"`
+	CacheRead  int64    `json:"cache_read_tokens"`
+	CacheWrite int64    `json:"cache_write_tokens"`
+	Reasoning  int64    `json:"reasoning_tokens"`
+	CostUSD    *float64 `json:"cost_usd"`
+}
+
+// Sum returns the token total of t: input + output + cache read + cache write.
+// Reasoning tokens are part of output for every agent hub supports and are not
+// added again.
+func (t Tokens) Sum() int64 { return t.Input + t.Output + t.CacheRead + t.CacheWrite }
+
+// Add returns t + u. The cost is nil if either cost is nil.
+func (t Tokens) Add(u Tokens) Tokens {
+	r := Tokens{
+		Input:      t.Input + u.Input,
+		Output:     t.Output + u.Output,
+		CacheRead:  t.CacheRead + u.CacheRead,
+		CacheWrite: t.CacheWrite + u.CacheWrite,
+		Reasoning:  t.Reasoning + u.Reasoning,
+	}
+	if t.CostUSD != nil && u.CostUSD != nil {
+		c := *t.CostUSD + *u.CostUSD
+		r.CostUSD = &c
+	}
+	return r
+}
+
+// CostSource says where a cost came from.
+type CostSource string
+
+// The cost sources of SPEC §3.
+const (
+	CostReported  CostSource = "reported"  // the agent said it
+	CostEstimated CostSource = "estimated" // hub priced tokens from its price table
+	CostUnknown   CostSource = "unknown"   // nobody knows; cost_usd is null
+)
+
+// Usage is the usage of one model call (Step) and the run's running Total.
+// Model is nil when the agent did not name it.
+type Usage struct {
+	Step       Tokens     `json:"step"`
+	Total      Tokens     `json:"total"`
+	CostSource CostSource `json:"cost_source"`
+	Model      *string    `json:"model"`
+}
+
+// NoticeKind classifies a notice (SPEC §3).
+type NoticeKind string
+
+// The notice kinds of SPEC §3.
+const (
+	NoticeRetry          NoticeKind = "retry"
+	NoticeRateLimit      NoticeKind = "rate_limit"
+	NoticeRecoveredError NoticeKind = "recovered_error"
+	NoticeNonJSONOutput  NoticeKind = "non_json_output"
+	NoticeLineTooLong    NoticeKind = "line_too_long"
+	NoticeParseError     NoticeKind = "parse_error"
+	NoticeUnknownEvent   NoticeKind = "unknown_event"
+	NoticeStderr         NoticeKind = "stderr"
+	NoticeCostUnknown    NoticeKind = "cost_unknown"
+	NoticeCompaction     NoticeKind = "compaction"
+	NoticeLingerKill     NoticeKind = "linger_kill"
+)
+
+// Notice is something worth knowing that does not end the run. Data is an
+// optional JSON object; for retry notices it has attempt, max_attempts,
+// delay_ms and http_status.
+type Notice struct {
+	Kind    NoticeKind      `json:"kind"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// RunFinished is the last event of every run, exactly one per run.
+// DurationMS is the run's wall time in milliseconds; CostUSD is in USD and nil
+// when unknown; ExitCode is nil when the agent was killed by a signal (then
+// Signal names it, e.g. "SIGTERM") or never started.
+type RunFinished struct {
+	OK         bool       `json:"ok"`
+	Error      *Error     `json:"error"`
+	Text       string     `json:"text"`
+	SessionID  *string    `json:"session_id"`
+	ExitCode   *int       `json:"exit_code"`
+	Signal     *string    `json:"signal"`
+	DurationMS int64      `json:"duration_ms"`
+	Turns      int64      `json:"turns"`
+	ToolCalls  int64      `json:"tool_calls"`
+	Usage      Tokens     `json:"usage"`
+	CostUSD    *float64   `json:"cost_usd"`
+	CostSource CostSource `json:"cost_source"`
+}
+
+func (RunStarted) Type() Type     { return TypeRunStarted }
+func (SessionStarted) Type() Type { return TypeSessionStarted }
+func (TextDelta) Type() Type      { return TypeTextDelta }
+func (Message) Type() Type        { return TypeMessage }
+func (Reasoning) Type() Type      { return TypeReasoning }
+func (ToolStarted) Type() Type    { return TypeToolStarted }
+func (ToolFinished) Type() Type   { return TypeToolFinished }
+func (Usage) Type() Type          { return TypeUsage }
+func (Notice) Type() Type         { return TypeNotice }
+func (RunFinished) Type() Type    { return TypeRunFinished }
