@@ -1,0 +1,82 @@
+package adapters
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/normalize"
+)
+
+// Adapter is one agent CLI. Implementations are stateless values, safe for
+// concurrent use; per-run state lives in the Decoder.
+type Adapter interface {
+	// Name is the agent's name in hub: "opencode", "claude", …
+	Name() string
+	// Info describes the CLI without running it.
+	Info() Info
+	// Detect finds the agent's binary (bin when not "": a path, or a name
+	// looked up in PATH; else the agent's default name in PATH) and probes
+	// its version. Errors are *events.Error with bin not_installed or
+	// unsupported_version.
+	Detect(ctx context.Context, bin string) (Install, error)
+	// Command builds the process for req. Errors are *events.Error, for
+	// example invalid_input/prompt_too_large.
+	Command(req Request, inst Install) (Command, error)
+	// NewDecoder returns a decoder for one run of this agent.
+	NewDecoder(req Request) normalize.Decoder
+}
+
+// Info is what hub knows about an agent CLI without running it.
+type Info struct {
+	Binary      string // default executable name looked up in PATH
+	Package     string // npm package that provides it
+	MinVersion  string // oldest version hub supports
+	InstallHint string // the command that installs it
+}
+
+// Install is a detected agent binary.
+type Install struct {
+	Path    string // absolute path of the executable
+	Version string // as parsed from its --version output
+}
+
+// Command is the process Run starts for one request.
+type Command struct {
+	Path string
+	Args []string // not including argv[0]
+	// Env holds variables the adapter adds on top of hub's environment;
+	// Request.Env is applied after it and wins.
+	Env []string
+	// Stdin, when not nil, is written to the agent's stdin, which is then
+	// closed. When nil, stdin is /dev/null.
+	Stdin []byte
+}
+
+// Request is one run. Only Agent and Prompt are required.
+type Request struct {
+	Agent  string // registered adapter name
+	Prompt string
+	Model  string // agent-specific model name; "" for the agent's default
+	Resume string // session id to resume; "" for a new session
+	Cwd    string // working directory; "" for hub's
+	Bin    string // the agent binary: a path or a name in PATH; "" for the default
+	// Env is extra K=V pairs for the agent's environment; they win over
+	// hub's own environment and the adapter's additions.
+	Env    []string
+	Limits budget.Limits
+	// MaxLine is the stdout line cap in bytes; 0 means 64 MiB.
+	MaxLine int
+	// RawLog, when not nil, receives the agent's stdout byte for byte.
+	// Write errors are ignored after the first, which is reported.
+	RawLog io.Writer
+	// RunID names the run in every event; "" makes a random one.
+	RunID string
+	// Clock stamps events; nil means events.Now. Tests inject one.
+	Clock func() time.Time
+}
+
+// MaxArgBytes is the longest single argv string Linux accepts
+// (MAX_ARG_STRLEN, 32 pages of 4 KiB, including the terminating NUL).
+const MaxArgBytes = 32*4096 - 1

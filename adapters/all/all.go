@@ -1,0 +1,7 @@
+// Package all registers every agent adapter hub ships. Import it for its
+// side effect: _ "github.com/hubcli/hub/adapters/all".
+package all
+
+import (
+	_ "github.com/hubcli/hub/adapters/opencode" // registers "opencode"
+)

@@ -1,0 +1,180 @@
+package adapters
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-version"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/proc"
+)
+
+// VersionProbe finds an agent binary and checks its version. Adapters embed
+// one to implement Detect.
+type VersionProbe struct {
+	Info Info
+	// Args are the arguments that print the version; default "--version".
+	Args []string
+	// Timeout bounds the version command; default 15 s.
+	Timeout time.Duration
+}
+
+// versionRe finds the first dotted version number in --version output.
+var versionRe = regexp.MustCompile(`v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?)`)
+
+// Detect resolves bin (a path, a name looked up in PATH, or "" for
+// p.Info.Binary), runs it with the version arguments (stdin /dev/null, own
+// process group, killed after the timeout) and parses the first version
+// number it prints on stdout or, failing that, stderr. Errors are
+// *events.Error: not_installed/not_found, not_installed/not_executable,
+// unsupported_version/unparseable or unsupported_version/too_old, each with an
+// install or upgrade hint.
+func (p VersionProbe) Detect(ctx context.Context, bin string) (Install, error) {
+	path, err := p.Find(bin)
+	if err != nil {
+		return Install{}, err
+	}
+	out, err := p.run(ctx, path)
+	if err != nil {
+		return Install{Path: path}, err
+	}
+	m := versionRe.FindStringSubmatch(out)
+	if m == nil {
+		return Install{Path: path}, events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable,
+			p.upgradeHint(),
+			"%s: cannot find a version number in the output of %s %s: %q",
+			path, filepath.Base(path), strings.Join(p.args(), " "), firstLine(out))
+	}
+	have, err := version.NewVersion(m[1])
+	if err != nil {
+		return Install{Path: path}, events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable,
+			p.upgradeHint(), "%s: version %q: %v", path, m[1], err)
+	}
+	inst := Install{Path: path, Version: have.Original()}
+	if p.Info.MinVersion != "" {
+		min := version.Must(version.NewVersion(p.Info.MinVersion))
+		if have.LessThan(min) {
+			return inst, events.NewError(events.BinUnsupportedVersion, events.ReasonTooOld, p.upgradeHint(),
+				"%s is version %s; hub needs %s or newer", path, have.Original(), p.Info.MinVersion)
+		}
+	}
+	return inst, nil
+}
+
+// Find resolves bin as Detect does, without running it.
+func (p VersionProbe) Find(bin string) (string, error) {
+	name := bin
+	if name == "" {
+		name = p.Info.Binary
+	}
+	path, err := exec.LookPath(name)
+	if err == nil {
+		if abs, aerr := filepath.Abs(path); aerr == nil {
+			path = abs
+		}
+		return path, nil
+	}
+	// Tell "there is no such file" from "there is one but it cannot run".
+	if strings.ContainsRune(name, '/') {
+		if fi, serr := os.Stat(name); serr == nil {
+			what := "is not executable"
+			if fi.IsDir() {
+				what = "is a directory"
+			}
+			return "", events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
+				"fix the file's permissions (chmod +x) or pass another --bin",
+				"%s %s", name, what)
+		}
+		return "", events.NewError(events.BinNotInstalled, events.ReasonNotFound, p.installHint(),
+			"%s: no such file", name)
+	}
+	return "", events.NewError(events.BinNotInstalled, events.ReasonNotFound, p.installHint(),
+		"%s not found in PATH", name)
+}
+
+func (p VersionProbe) args() []string {
+	if len(p.Args) > 0 {
+		return p.Args
+	}
+	return []string{"--version"}
+}
+
+// run runs the version command and returns stdout, or stderr when stdout has
+// no version number (pi prints it on stderr).
+func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
+	timeout := p.Timeout
+	if timeout <= 0 {
+		timeout = 15 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(path, p.args()...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = time.Second
+	g, err := proc.Start(cmd)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC) {
+			return "", events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
+				"fix the file's permissions or pass another --bin", "%s cannot be executed: %v", path, err)
+		}
+		return "", events.NewError(events.BinNotInstalled, events.ReasonNotFound, p.installHint(),
+			"%s cannot be started: %v", path, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = g.Signal(syscall.SIGKILL)
+		<-done
+		g.Reap(time.Second)
+		return "", events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable, p.upgradeHint(),
+			"%s %s did not answer within %s", path, strings.Join(p.args(), " "), timeout)
+	}
+	g.Reap(time.Second)
+	out := stdout.String()
+	if !versionRe.MatchString(out) {
+		out = stderr.String()
+	}
+	if err != nil && !versionRe.MatchString(out) {
+		return "", events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable, p.upgradeHint(),
+			"%s %s failed: %v: %s", path, strings.Join(p.args(), " "), err, firstLine(stderr.String()))
+	}
+	return out, nil
+}
+
+func (p VersionProbe) installHint() string {
+	if p.Info.InstallHint == "" {
+		return "install " + p.Info.Binary + " or pass its path with --bin"
+	}
+	return "install it with `" + p.Info.InstallHint + "`, or pass its path with --bin"
+}
+
+func (p VersionProbe) upgradeHint() string {
+	if p.Info.Package == "" {
+		return fmt.Sprintf("install %s %s or newer", p.Info.Binary, p.Info.MinVersion)
+	}
+	return fmt.Sprintf("upgrade with `npm i -g %s@latest` (hub needs %s or newer)", p.Info.Package, p.Info.MinVersion)
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}

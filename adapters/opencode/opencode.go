@@ -1,0 +1,109 @@
+// Package opencode is hub's adapter for the OpenCode CLI (npm package
+// opencode-ai): `opencode run --format json`. Decoding lives in
+// normalize/opencode.
+package opencode
+
+import (
+	"bytes"
+	"context"
+	"strings"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+	ocnorm "github.com/hubcli/hub/normalize/opencode"
+)
+
+// Name is the agent's name in hub.
+const Name = "opencode"
+
+// MinVersion is the oldest OpenCode whose JSON output hub was checked against
+// (1.18.33 was recorded in testdata/opencode; 1.18.0 shares its format).
+const MinVersion = "1.18.0"
+
+// MaxPromptBytes is the largest prompt hub sends (on stdin when it does not
+// fit in one argv string): 16 MiB.
+const MaxPromptBytes = 16 << 20
+
+// Adapter runs OpenCode. The zero value is ready to use.
+type Adapter struct{}
+
+var _ adapters.Adapter = (*Adapter)(nil)
+
+func init() { adapters.Register(&Adapter{}) }
+
+var info = adapters.Info{
+	Binary:      "opencode",
+	Package:     "opencode-ai",
+	MinVersion:  MinVersion,
+	InstallHint: "npm i -g opencode-ai",
+}
+
+// Name implements adapters.Adapter.
+func (*Adapter) Name() string { return Name }
+
+// Info implements adapters.Adapter.
+func (*Adapter) Info() adapters.Info { return info }
+
+// Detect implements adapters.Adapter: `opencode --version` prints "1.18.33".
+func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error) {
+	return adapters.VersionProbe{Info: info}.Detect(ctx, bin)
+}
+
+// Command implements adapters.Adapter. The argv is
+//
+//	opencode run --format json --title=T [--model=P/M] [--session=S] -- PROMPT
+//
+// Values use the --flag=value form and the prompt follows "--", so neither
+// can be read as a flag whatever it starts with. --title stops OpenCode from
+// spending an unreported model call on generating a session title. A prompt
+// too long for one argv string (or holding a NUL byte) goes on stdin instead,
+// which OpenCode reads when stdin is not a terminal; over MaxPromptBytes it is
+// refused as invalid_input/prompt_too_large.
+func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
+	if strings.TrimSpace(req.Prompt) == "" {
+		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"pass a prompt: hub run --agent opencode \"…\"", "empty prompt")
+	}
+	if len(req.Prompt) > MaxPromptBytes {
+		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
+			"put the material in files in the working directory and refer to them in a short prompt",
+			"prompt is %d bytes; opencode accepts at most %d through hub", len(req.Prompt), MaxPromptBytes)
+	}
+	args := []string{"run", "--format", "json", "--title=" + title(req.Prompt)}
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	if req.Resume != "" {
+		args = append(args, "--session="+req.Resume)
+	}
+	cmd := adapters.Command{
+		Path: inst.Path,
+		// A run must not update the binary under hub's feet.
+		Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"},
+	}
+	if len(req.Prompt) >= adapters.MaxArgBytes || strings.IndexByte(req.Prompt, 0) >= 0 {
+		cmd.Stdin = []byte(req.Prompt)
+	} else {
+		args = append(args, "--", req.Prompt)
+	}
+	cmd.Args = args
+	return cmd, nil
+}
+
+// title is the session title: the prompt's first line, at most 60 bytes.
+func title(prompt string) string {
+	t := strings.TrimSpace(prompt)
+	if i := strings.IndexAny(t, "\r\n"); i >= 0 {
+		t = t[:i]
+	}
+	t = string(bytes.ToValidUTF8([]byte(normalize.Shorten(t, 60)), nil))
+	t = strings.ReplaceAll(t, "\x00", "")
+	if t == "" {
+		t = "hub run"
+	}
+	return t
+}
+
+// NewDecoder implements adapters.Adapter.
+func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder { return ocnorm.New(req.Model) }

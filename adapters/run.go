@@ -1,0 +1,438 @@
+package adapters
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/framer"
+	"github.com/hubcli/hub/internal/proc"
+	"github.com/hubcli/hub/normalize"
+)
+
+// StderrTailBytes is how much of the agent's stderr hub keeps for
+// classification: the last 64 KiB.
+const StderrTailBytes = 64 << 10
+
+// pipeDrain bounds how long Wait keeps reading stdout after the agent exited
+// while a grandchild still holds the pipe open (exec.Cmd.WaitDelay).
+const pipeDrain = time.Second
+
+// The causes with which hub stops a run (context.Cause of the run's context).
+var (
+	ErrWallTimeout = errors.New("adapters: wall-clock timeout")
+	ErrIdleTimeout = errors.New("adapters: idle timeout")
+	ErrLinger      = errors.New("adapters: agent did not exit after its terminal event")
+	errExited      = errors.New("adapters: agent exited")
+)
+
+// abortCause carries a decoder's request to stop the agent.
+type abortCause struct{ err *events.Error }
+
+func (a abortCause) Error() string { return "adapters: abort: " + a.err.Error() }
+
+// sinkCause is a failing Sink.
+type sinkCause struct{ err error }
+
+func (s sinkCause) Error() string { return "adapters: event sink: " + s.err.Error() }
+
+// Sink receives a run's events in order, from one goroutine at a time. A
+// Sink that returns an error stops the run (bin internal); it still receives
+// nothing more than the run.finished event, which Run also returns.
+type Sink func(events.Event) error
+
+// Run runs req to the end and returns its run.finished. It blocks until the
+// agent's process group is gone: every goroutine it started has returned and
+// every process of the group has been killed and waited for.
+//
+// Events go to sink as they happen: run.started first, run.finished last and
+// exactly once, whatever happens (agent missing, crash, timeout, caller
+// cancel). Cancelling ctx stops the agent (SIGTERM to the group, SIGKILL
+// after Limits.Grace) and ends the run as cancelled/caller; a ctx deadline
+// ends it as timeout/wall.
+//
+// Run is safe for concurrent use; runs share nothing mutable.
+func Run(ctx context.Context, req Request, sink Sink) events.RunFinished {
+	r := &run{req: req, sink: sink, clock: req.Clock, runID: req.RunID}
+	if r.clock == nil {
+		r.clock = events.Now
+	}
+	if r.runID == "" {
+		r.runID = newRunID()
+	}
+	r.start = r.clock()
+	return r.do(ctx)
+}
+
+type run struct {
+	req   Request
+	sink  Sink
+	clock func() time.Time
+	runID string
+	start time.Time
+
+	seq     int64
+	sinkErr error
+	meter   budget.Meter
+	bodies  []events.Body
+}
+
+func newRunID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + hex.EncodeToString(b[:])
+}
+
+// emit sends one event. After a sink error nothing more is sent.
+func (r *run) emit(b events.Body) {
+	r.meter.Observe(b)
+	if r.sinkErr != nil {
+		return
+	}
+	ev := events.Event{Seq: r.seq, TS: r.clock(), RunID: r.runID, Agent: r.req.Agent, Body: b}
+	r.seq++
+	if err := r.sink(ev); err != nil {
+		r.sinkErr = err
+	}
+}
+
+func (r *run) cwd() string {
+	if r.req.Cwd != "" {
+		return r.req.Cwd
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// fail ends a run that never started an agent.
+func (r *run) fail(argv []string, version string, err error) events.RunFinished {
+	var ver *string
+	if version != "" {
+		ver = &version
+	}
+	r.emit(events.RunStarted{Argv: argv, Cwd: r.cwd(), AgentVersion: ver, Limits: r.req.Limits.Event()})
+	return r.finish(normalize.Outcome{Error: asError(err)}, nil, "")
+}
+
+func asError(err error) *events.Error {
+	var he *events.Error
+	if errors.As(err, &he) {
+		return he
+	}
+	return events.NewError(events.BinInternal, "", "report this as a hub bug", "%v", err)
+}
+
+// finish emits run.finished and returns it.
+func (r *run) finish(out normalize.Outcome, exitCode *int, signal string) events.RunFinished {
+	usage, source, turns, tools := r.meter.Totals()
+	rf := events.RunFinished{
+		OK:         out.OK && out.Error == nil,
+		Error:      out.Error,
+		Text:       out.Text,
+		ExitCode:   exitCode,
+		DurationMS: r.clock().Sub(r.start).Milliseconds(),
+		Turns:      turns,
+		ToolCalls:  tools,
+		Usage:      usage,
+		CostUSD:    usage.CostUSD,
+		CostSource: source,
+	}
+	if !rf.OK && rf.Error == nil {
+		rf.Error = events.NewError(events.BinInternal, "", "report this as a hub bug", "run failed without an error")
+	}
+	if out.SessionID != "" {
+		rf.SessionID = &out.SessionID
+	}
+	if signal != "" {
+		rf.Signal = &signal
+	}
+	if rf.DurationMS < 0 {
+		rf.DurationMS = 0
+	}
+	r.emit(rf)
+	return rf
+}
+
+func (r *run) do(ctx context.Context) events.RunFinished {
+	ad, err := Lookup(r.req.Agent)
+	if err != nil {
+		return r.fail([]string{r.req.Agent}, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			fmt.Sprintf("use one of: %s", strings.Join(Names(), ", ")), "%v", err))
+	}
+	bin := r.req.Bin
+	if bin == "" {
+		bin = ad.Info().Binary
+	}
+	inst, err := ad.Detect(ctx, r.req.Bin)
+	if err != nil {
+		return r.fail([]string{bin}, inst.Version, err)
+	}
+	spec, err := ad.Command(r.req, inst)
+	if err != nil {
+		return r.fail([]string{inst.Path}, inst.Version, err)
+	}
+	argv := append([]string{spec.Path}, spec.Args...)
+
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Dir = r.req.Cwd
+	cmd.Env = append(append(os.Environ(), spec.Env...), r.req.Env...)
+	if spec.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	}
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	stderr := &proc.Tail{Max: StderrTailBytes}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = pipeDrain
+	g, err := proc.Start(cmd)
+	if err != nil {
+		return r.fail(Redact(argv), inst.Version, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
+			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err))
+	}
+	pid := g.PGID
+	r.emit(events.RunStarted{Argv: Redact(argv), Cwd: r.cwd(), PID: &pid, AgentVersion: &inst.Version, Limits: r.req.Limits.Event()})
+
+	lim := r.req.Limits
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	if lim.Timeout > 0 {
+		t := time.AfterFunc(lim.Timeout, func() { stop(ErrWallTimeout) })
+		defer t.Stop()
+	}
+
+	exited := make(chan struct{})
+	var (
+		eg        errgroup.Group
+		waitErr   error
+		stopMu    sync.Mutex
+		stopCause error // why hub signalled the group; nil if it did not
+	)
+	// Stopper: on the first stop cause, SIGTERM the group; SIGKILL it after
+	// the grace period unless the agent exited.
+	eg.Go(func() error {
+		select {
+		case <-exited:
+			return nil
+		case <-runCtx.Done():
+		}
+		select {
+		case <-exited: // exited on its own at the same moment
+			return nil
+		default:
+		}
+		stopMu.Lock()
+		stopCause = context.Cause(runCtx)
+		stopMu.Unlock()
+		_ = g.Signal(syscall.SIGTERM)
+		t := time.NewTimer(lim.GraceOrDefault())
+		defer t.Stop()
+		select {
+		case <-exited:
+		case <-t.C:
+			_ = g.Signal(syscall.SIGKILL)
+		}
+		return nil
+	})
+	// Waiter: reap the agent, then end the reader's input.
+	eg.Go(func() error {
+		waitErr = cmd.Wait()
+		close(exited)
+		pw.Close()
+		return nil
+	})
+	// Reader: frame, decode and emit, until stdout ends.
+	dec := ad.NewDecoder(r.req)
+	eg.Go(func() error {
+		r.read(runCtx, stop, pr, dec)
+		return nil
+	})
+	_ = eg.Wait()
+	stop(errExited)
+	g.Reap(2 * time.Second)
+	_ = waitErr // the exit status comes from ProcessState; a WaitDelay expiry is not a failure
+
+	code, sig := proc.ExitStatus(cmd.ProcessState)
+	end := normalize.End{ExitCode: code, Signal: sig, Stderr: stderr.String(), Stopped: stopCause != nil}
+	out := dec.Outcome(end)
+	if e := r.hubCause(ctx, stopCause, lim); e != nil {
+		out.OK, out.Error = false, e
+	}
+	if errors.Is(stopCause, ErrLinger) {
+		r.emit(events.Notice{Kind: events.NoticeLingerKill,
+			Message: fmt.Sprintf("agent did not exit within %s of its terminal event; hub stopped it", lim.LingerOrDefault())})
+	}
+	if r.sinkErr != nil {
+		out.OK = false
+		out.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", r.sinkErr)
+	}
+	return r.finish(out, code, sig)
+}
+
+// hubCause maps the reason hub stopped the agent to its error, or nil when
+// hub did not stop it or stopped it for a reason the decoder judges (linger).
+// Hub's own cause comes first in classification (SPEC §4).
+func (r *run) hubCause(ctx context.Context, cause error, lim budget.Limits) *events.Error {
+	var ab abortCause
+	var sc sinkCause
+	switch {
+	case cause == nil, errors.Is(cause, ErrLinger):
+		return nil
+	case errors.As(cause, &ab):
+		return ab.err
+	case errors.As(cause, &sc):
+		return nil // reported by do
+	case errors.Is(cause, ErrWallTimeout):
+		return events.NewError(events.BinTimeout, events.ReasonWall,
+			"raise --timeout, or split the task", "run exceeded --timeout %s", lim.Timeout)
+	case errors.Is(cause, ErrIdleTimeout):
+		return events.NewError(events.BinTimeout, events.ReasonIdle,
+			"the agent or its provider hung; retry, or raise --idle-timeout",
+			"no output from the agent for %s (--idle-timeout)", lim.IdleTimeout)
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		return events.NewError(events.BinTimeout, events.ReasonWall,
+			"give the run a later deadline", "the caller's deadline passed")
+	default:
+		return events.NewError(events.BinCancelled, events.ReasonCaller,
+			"nothing to do if you meant to stop it; run again to retry", "run cancelled by the caller: %v", cause)
+	}
+}
+
+// read frames stdout, decodes each line and emits the events, until EOF. It
+// always drains stdout so the agent never blocks on a full pipe. Once hub
+// has stopped the run (other than a linger kill), later output is read but
+// not forwarded.
+func (r *run) read(ctx context.Context, stop context.CancelCauseFunc, stdout io.Reader, dec normalize.Decoder) {
+	lim := r.req.Limits
+	var src io.Reader = stdout
+	if r.req.RawLog != nil {
+		src = io.TeeReader(src, &rawLog{w: r.req.RawLog, run: r})
+	}
+	if lim.IdleTimeout > 0 {
+		idle := time.AfterFunc(lim.IdleTimeout, func() { stop(ErrIdleTimeout) })
+		defer idle.Stop()
+		src = &idleReader{r: src, t: idle, d: lim.IdleTimeout}
+	}
+	maxLine := r.req.MaxLine
+	if maxLine <= 0 {
+		maxLine = framer.DefaultMaxLine
+	}
+	fr := framer.New(src, maxLine)
+	var linger *time.Timer
+	defer func() {
+		if linger != nil {
+			linger.Stop()
+		}
+	}()
+	halted := func() bool {
+		if ctx.Err() == nil {
+			return false
+		}
+		c := context.Cause(ctx)
+		return !errors.Is(c, ErrLinger) && !errors.Is(c, errExited)
+	}
+	for {
+		l, err := fr.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) && !halted() {
+				r.emit(events.Notice{Kind: events.NoticeParseError, Message: "reading agent stdout: " + err.Error()})
+			}
+			_, _ = io.Copy(io.Discard, src)
+			return
+		}
+		if halted() || r.sinkErr != nil {
+			continue
+		}
+		r.line(dec, l, maxLine)
+		if r.sinkErr != nil {
+			stop(sinkCause{r.sinkErr})
+			continue
+		}
+		st := dec.Status()
+		if st.Abort != nil {
+			stop(abortCause{st.Abort})
+		}
+		if st.Terminal && linger == nil {
+			linger = time.AfterFunc(lim.LingerOrDefault(), func() { stop(ErrLinger) })
+		}
+	}
+}
+
+// line handles one framed line: notices for over-long and non-JSON lines,
+// the decoder for the rest.
+func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) {
+	if l.TooLong {
+		data, _ := json.Marshal(map[string]any{"bytes": l.Size, "max_line": maxLine,
+			"head": normalize.Shorten(string(l.Bytes), 200)})
+		r.emit(events.Notice{Kind: events.NoticeLineTooLong, Data: data,
+			Message: fmt.Sprintf("skipped a %d-byte stdout line: over the %d-byte line cap", l.Size, maxLine)})
+		return
+	}
+	b := l.Bytes
+	if len(b) == 0 {
+		return
+	}
+	if b[0] != '{' || !gjson.ValidBytes(b) {
+		c := normalize.Clean(b)
+		if len(c) == 0 {
+			return
+		}
+		if !gjson.ValidBytes(c) {
+			r.emit(events.Notice{Kind: events.NoticeNonJSONOutput, Message: normalize.Shorten(string(c), 2000)})
+			return
+		}
+		b = c
+	}
+	r.bodies = dec.Decode(r.bodies[:0], b)
+	for _, body := range r.bodies {
+		r.emit(body)
+	}
+}
+
+// idleReader re-arms the idle timer on every byte read.
+type idleReader struct {
+	r io.Reader
+	t *time.Timer
+	d time.Duration
+}
+
+func (i *idleReader) Read(p []byte) (int, error) {
+	n, err := i.r.Read(p)
+	if n > 0 {
+		i.t.Reset(i.d)
+	}
+	return n, err
+}
+
+// rawLog writes to the raw log until its first error, which it reports as a
+// notice (from the reader goroutine, where emit is allowed).
+type rawLog struct {
+	w      io.Writer
+	run    *run
+	failed bool
+}
+
+func (l *rawLog) Write(p []byte) (int, error) {
+	if !l.failed {
+		if _, err := l.w.Write(p); err != nil {
+			l.failed = true
+			l.run.emit(events.Notice{Kind: events.NoticeStderr, Message: "raw log write failed, raw log incomplete: " + err.Error()})
+		}
+	}
+	return len(p), nil
+}

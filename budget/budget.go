@@ -1,0 +1,113 @@
+package budget
+
+import (
+	"time"
+
+	"github.com/hubcli/hub/events"
+)
+
+// Defaults for the durations hub always applies.
+const (
+	// DefaultGrace is the time between SIGTERM and SIGKILL to the agent's
+	// process group.
+	DefaultGrace = 5 * time.Second
+	// DefaultLinger is how long hub waits for the agent to exit after its
+	// terminal event before killing it (the run still counts as ok).
+	DefaultLinger = 5 * time.Second
+)
+
+// Limits are the limits of one run (SPEC §5). A zero field is "no limit",
+// except Grace and Linger, where zero means the default.
+type Limits struct {
+	Timeout      time.Duration // wall-clock limit for the whole run
+	IdleTimeout  time.Duration // longest time without a stdout byte
+	MaxCostUSD   float64       // observed total cost, USD
+	MaxTokens    int64         // total tokens (input + output + cache read + cache write)
+	MaxTurns     int64         // model turns
+	MaxToolSteps int64         // tool calls
+	Grace        time.Duration // SIGTERM → SIGKILL; 0 means DefaultGrace
+	Linger       time.Duration // terminal event → kill; 0 means DefaultLinger
+}
+
+// GraceOrDefault returns Grace, or DefaultGrace when it is 0.
+func (l Limits) GraceOrDefault() time.Duration {
+	if l.Grace > 0 {
+		return l.Grace
+	}
+	return DefaultGrace
+}
+
+// LingerOrDefault returns Linger, or DefaultLinger when it is 0.
+func (l Limits) LingerOrDefault() time.Duration {
+	if l.Linger > 0 {
+		return l.Linger
+	}
+	return DefaultLinger
+}
+
+// Event returns the limits as run.started reports them: milliseconds and
+// USD, null where unset.
+func (l Limits) Event() events.Limits {
+	ms := func(d time.Duration) *int64 {
+		if d <= 0 {
+			return nil
+		}
+		v := d.Milliseconds()
+		return &v
+	}
+	n := func(v int64) *int64 {
+		if v <= 0 {
+			return nil
+		}
+		return &v
+	}
+	var cost *float64
+	if l.MaxCostUSD > 0 {
+		c := l.MaxCostUSD
+		cost = &c
+	}
+	return events.Limits{
+		TimeoutMS:     ms(l.Timeout),
+		IdleTimeoutMS: ms(l.IdleTimeout),
+		MaxCostUSD:    cost,
+		MaxTokens:     n(l.MaxTokens),
+		MaxTurns:      n(l.MaxTurns),
+		MaxToolSteps:  n(l.MaxToolSteps),
+	}
+}
+
+// Meter keeps a run's observed totals from its normalized events. The zero
+// Meter is ready to use. It is not safe for concurrent use.
+type Meter struct {
+	total      events.Tokens
+	turns      int64
+	toolCalls  int64
+	costSource events.CostSource
+	sawUsage   bool
+}
+
+// Observe updates the totals from one event body: a usage event sets the
+// running total (decoders compute it) and counts one turn; a tool.started
+// counts one tool call. Other bodies are ignored.
+func (m *Meter) Observe(b events.Body) {
+	switch b := b.(type) {
+	case events.Usage:
+		m.total = b.Total
+		m.turns++
+		m.sawUsage = true
+		m.costSource = b.CostSource
+	case events.ToolStarted:
+		m.toolCalls++
+	}
+}
+
+// Totals returns the total usage (cost nil when unknown), the cost source,
+// and the number of turns and tool calls seen. Before any usage event the
+// total is zero tokens with an unknown cost.
+func (m *Meter) Totals() (usage events.Tokens, source events.CostSource, turns, toolCalls int64) {
+	source = m.costSource
+	if !m.sawUsage || source == "" {
+		source = events.CostUnknown
+	}
+	return m.total, source, m.turns, m.toolCalls
+}

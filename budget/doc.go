@@ -1,0 +1,6 @@
+// Package budget holds a run's limits (SPEC §5) and the Meter that keeps its
+// observed totals — tokens, cost, turns, tool calls — from normalized events.
+//
+// It is pure: no processes, no clocks of its own. Package adapters enforces
+// the limits; this package only describes and counts them.
+package budget

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+
+	_ "github.com/hubcli/hub/adapters/all" // registers every agent
+	"github.com/hubcli/hub/events"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise
+// it comes from the module's build information.
+var version = ""
+
+// Exit codes that belong to no bin (SPEC §4).
+const (
+	exitOK    = 0
+	exitUsage = 2
+)
+
+// usageError is a mistake in hub's own command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries a run's bin to exitCode.
+type exitError struct{ err *events.Error }
+
+func (e exitError) Error() string { return e.err.Error() }
+
+// run is the whole program: it parses args, runs the command and returns the
+// process exit status. It never calls os.Exit.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, args)
+	code := exitCode(err)
+	if err != nil && code == exitUsage {
+		fmt.Fprintf(stderr, "hub: %v\n", err)
+		fmt.Fprintln(stderr, "run `hub help` for usage")
+	} else if err != nil && !isExitError(err) {
+		fmt.Fprintf(stderr, "hub: %v\n", err)
+	}
+	return code
+}
+
+// exitCode is the one place that maps errors to exit statuses (SPEC §4).
+func exitCode(err error) int {
+	var ee exitError
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.err.Bin.ExitCode()
+	case errors.As(err, &ue):
+		return exitUsage
+	default:
+		// urfave/cli reports unknown flags and bad flag values as plain
+		// errors: they are usage errors too.
+		return exitUsage
+	}
+}
+
+func isExitError(err error) bool {
+	var ee exitError
+	return errors.As(err, &ee)
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:      "hub",
+		Usage:     "run coding-agent CLIs with one normalized event stream, limits and error bins",
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		// urfave/cli's default handler calls os.Exit inside Run, which would
+		// skip the deferred kill of the agent's process group.
+		ExitErrHandler:  func(*cli.Context, error) {},
+		HideHelpCommand: false,
+		Commands: []*cli.Command{
+			runCommand(),
+			agentsCommand(),
+			schemaCommand(),
+			versionCommand(),
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err.Error()} },
+	}
+}
+
+func schemaCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "schema",
+		Usage: "print the JSON Schema (draft 2020-12) of hub's events",
+		Action: func(c *cli.Context) error {
+			_, err := c.App.Writer.Write(events.Schema)
+			return err
+		},
+	}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print hub's version",
+		Action: func(c *cli.Context) error {
+			fmt.Fprintf(c.App.Writer, "hub %s (schema hub.event/v%d)\n", hubVersion(), events.Version)
+			return nil
+		},
+	}
+}
+
+func hubVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}

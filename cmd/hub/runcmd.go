@@ -1,0 +1,152 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/framer"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run an agent on a prompt",
+		ArgsUsage: "[--] PROMPT   (or - to read the prompt from stdin, or --prompt-file F)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "agent", Usage: "agent to run: " + strings.Join(adapters.Names(), ", "), EnvVars: []string{"HUB_AGENT"}},
+			&cli.StringFlag{Name: "model", Usage: "model, in the agent's own naming (opencode: provider/model)", EnvVars: []string{"HUB_MODEL"}},
+			&cli.StringFlag{Name: "cwd", Usage: "working directory of the agent", EnvVars: []string{"HUB_CWD"}},
+			&cli.StringFlag{Name: "resume", Usage: "session id to resume (from run.finished.session_id)"},
+			&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit for the whole run (0 = none)", EnvVars: []string{"HUB_TIMEOUT"}},
+			&cli.DurationFlag{Name: "idle-timeout", Usage: "stop when the agent writes nothing on stdout for this long (0 = none)", EnvVars: []string{"HUB_IDLE_TIMEOUT"}},
+			&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group", EnvVars: []string{"HUB_GRACE"}},
+			&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it", EnvVars: []string{"HUB_LINGER"}},
+			&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event) or json (only run.finished)", EnvVars: []string{"HUB_OUTPUT"}},
+			&cli.StringFlag{Name: "raw-log", Usage: "write the agent's own stdout, byte for byte, to this file"},
+			&cli.StringFlag{Name: "bin", Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
+			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file"},
+			&cli.StringSliceFlag{Name: "env", Usage: "K=V to add to the agent's environment (repeatable)"},
+			&cli.IntFlag{Name: "max-line", Value: framer.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
+		},
+		Action: runAction,
+	}
+}
+
+func runAction(c *cli.Context) error {
+	agent := c.String("agent")
+	if agent == "" {
+		return usagef("run: --agent is required (one of: %s)", strings.Join(adapters.Names(), ", "))
+	}
+	if _, err := adapters.Lookup(agent); err != nil {
+		return usagef("run: unknown --agent %q (one of: %s)", agent, strings.Join(adapters.Names(), ", "))
+	}
+	output := c.String("output")
+	if output != "text" && output != "jsonl" && output != "json" {
+		return usagef("run: --output must be text, jsonl or json, not %q", output)
+	}
+	prompt, err := readPrompt(c)
+	if err != nil {
+		return err
+	}
+	for _, kv := range c.StringSlice("env") {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return usagef("run: --env %q: want K=V", kv)
+		}
+	}
+	for _, name := range []string{"timeout", "idle-timeout", "grace", "linger"} {
+		if c.Duration(name) < 0 {
+			return usagef("run: --%s must not be negative", name)
+		}
+	}
+	req := adapters.Request{
+		Agent:  agent,
+		Prompt: prompt,
+		Model:  c.String("model"),
+		Resume: c.String("resume"),
+		Cwd:    c.String("cwd"),
+		Bin:    c.String("bin"),
+		Env:    c.StringSlice("env"),
+		Limits: budget.Limits{
+			Timeout:     c.Duration("timeout"),
+			IdleTimeout: c.Duration("idle-timeout"),
+			Grace:       c.Duration("grace"),
+			Linger:      c.Duration("linger"),
+		},
+		MaxLine: c.Int("max-line"),
+	}
+	if req.Cwd != "" {
+		if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
+			return usagef("run: --cwd %s is not a directory", req.Cwd)
+		}
+	}
+	if path := c.String("raw-log"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return usagef("run: --raw-log: %v", err)
+		}
+		defer f.Close()
+		req.RawLog = f
+	}
+
+	stdout, stderr := c.App.Writer, c.App.ErrWriter
+	var sink adapters.Sink
+	switch output {
+	case "jsonl":
+		enc := events.NewEncoder(stdout)
+		sink = enc.Encode
+	case "json":
+		sink = func(events.Event) error { return nil }
+	case "text":
+		sink = newTextPrinter(stdout, stderr).print
+	}
+	var once sync.Once
+	var last events.Event
+	fin := adapters.Run(c.Context, req, func(ev events.Event) error {
+		if ev.Type() == events.TypeRunFinished {
+			once.Do(func() { last = ev })
+		}
+		return sink(ev)
+	})
+	if output == "json" {
+		if err := events.NewEncoder(stdout).Encode(last); err != nil {
+			return err
+		}
+	}
+	if !fin.OK {
+		return exitError{fin.Error}
+	}
+	return nil
+}
+
+// readPrompt takes the prompt from --prompt-file, or the arguments ("-"
+// alone means stdin). Several arguments are joined with spaces.
+func readPrompt(c *cli.Context) (string, error) {
+	file := c.String("prompt-file")
+	args := c.Args().Slice()
+	switch {
+	case file != "" && len(args) > 0:
+		return "", usagef("run: give the prompt as arguments or --prompt-file, not both")
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", usagef("run: --prompt-file: %v", err)
+		}
+		return string(b), nil
+	case len(args) == 1 && args[0] == "-":
+		b, err := io.ReadAll(c.App.Reader)
+		if err != nil {
+			return "", usagef("run: reading the prompt from stdin: %v", err)
+		}
+		return string(b), nil
+	case len(args) == 0:
+		return "", usagef("run: no prompt (pass it as an argument, - for stdin, or --prompt-file)")
+	}
+	return strings.Join(args, " "), nil
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/hubcli/hub/events"
+)
+
+// textPrinter renders events for people: the answer on stdout; tool calls,
+// notices and the closing summary on stderr, so `hub run … > answer.txt`
+// keeps only the answer.
+type textPrinter struct {
+	out, info   io.Writer
+	sawDelta    bool // text.delta events carry the answer; skip message
+	endsWithNL  bool
+	wroteAnswer bool
+}
+
+func newTextPrinter(out, info io.Writer) *textPrinter {
+	return &textPrinter{out: out, info: info, endsWithNL: true}
+}
+
+func (p *textPrinter) answer(s string) {
+	if s == "" {
+		return
+	}
+	fmt.Fprint(p.out, s)
+	p.endsWithNL = strings.HasSuffix(s, "\n")
+	p.wroteAnswer = true
+}
+
+func (p *textPrinter) print(ev events.Event) error {
+	switch b := ev.Body.(type) {
+	case events.TextDelta:
+		p.sawDelta = true
+		p.answer(b.Text)
+	case events.Message:
+		if !p.sawDelta {
+			if p.wroteAnswer && !p.endsWithNL {
+				p.answer("\n")
+			}
+			p.answer(b.Text)
+		}
+		p.sawDelta = false
+	case events.ToolStarted:
+		fmt.Fprintf(p.info, "→ %s %s\n", b.Name, oneLine(string(b.Input), 120))
+	case events.ToolFinished:
+		code := ""
+		if b.ExitCode != nil {
+			code = fmt.Sprintf(" exit %d", *b.ExitCode)
+		}
+		fmt.Fprintf(p.info, "← %s %s%s (%d bytes)\n", b.Name, b.Status, code, b.OutputBytes)
+	case events.Notice:
+		switch b.Kind {
+		case events.NoticeUnknownEvent:
+		default:
+			fmt.Fprintf(p.info, "hub: %s: %s\n", b.Kind, oneLine(b.Message, 300))
+		}
+	case events.RunFinished:
+		if p.wroteAnswer && !p.endsWithNL {
+			fmt.Fprintln(p.out)
+		}
+		p.summary(b)
+	}
+	return nil
+}
+
+func (p *textPrinter) summary(b events.RunFinished) {
+	cost := "cost unknown"
+	if b.CostUSD != nil {
+		cost = fmt.Sprintf("$%.4f %s", *b.CostUSD, b.CostSource)
+	}
+	stats := fmt.Sprintf("%d tokens (%d in, %d out, %d cache read, %d cache write) · %s · %d turns · %d tool calls · %s",
+		b.Usage.Sum(), b.Usage.Input, b.Usage.Output, b.Usage.CacheRead, b.Usage.CacheWrite,
+		cost, b.Turns, b.ToolCalls, (time.Duration(b.DurationMS) * time.Millisecond).String())
+	if b.OK {
+		fmt.Fprintf(p.info, "── ok · %s\n", stats)
+		return
+	}
+	e := b.Error
+	fmt.Fprintf(p.info, "── failed: %s/%s · %s\n   %s\n", e.Bin, e.Reason, stats, e.Message)
+	if e.Hint != "" {
+		fmt.Fprintf(p.info, "   next: %s\n", e.Hint)
+	}
+	if b.SessionID != nil {
+		fmt.Fprintf(p.info, "   session: %s\n", *b.SessionID)
+	}
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}

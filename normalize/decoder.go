@@ -1,0 +1,55 @@
+package normalize
+
+import "github.com/hubcli/hub/events"
+
+// Decoder decodes one agent's stdout, line by line, into normalized events and
+// classifies the run's outcome. A Decoder holds the state of one run; it is
+// not safe for concurrent use. Decoders never panic, whatever the input: an
+// unexpected shape becomes a notice.
+type Decoder interface {
+	// Decode takes one line that is valid JSON (the caller checked) and
+	// appends the events it yields to dst. line is only valid during the
+	// call.
+	Decode(dst []events.Body, line []byte) []events.Body
+
+	// Status is the decoder's view after the lines decoded so far.
+	Status() Status
+
+	// Outcome decides how the run ended, given how the process ended.
+	// Hub's own causes (timeouts, cancellation) are decided by the caller
+	// before Outcome is asked; Outcome sees only runs that ended on their own
+	// or that the decoder itself asked to stop (Status.Abort).
+	Outcome(end End) Outcome
+}
+
+// Status is what a decoder has seen that the runner must act on.
+type Status struct {
+	// Terminal reports that the agent's terminal event has been seen: the
+	// runner waits --linger for the process to exit, then kills it.
+	Terminal bool
+	// Abort, when not nil, asks the runner to stop the agent now: it is
+	// retrying something that retrying cannot fix (SPEC §4). The run ends
+	// with this error.
+	Abort *events.Error
+}
+
+// End is how the agent process ended.
+type End struct {
+	// ExitCode is the exit status, nil when a signal killed the process.
+	ExitCode *int
+	// Signal names the signal that killed it ("SIGTERM"), "" if none.
+	Signal string
+	// Stderr is the last bytes (at most 64 KiB) of its stderr.
+	Stderr string
+	// Stopped reports that hub signalled the process (it asked to abort, or
+	// the terminal event was followed by a linger kill).
+	Stopped bool
+}
+
+// Outcome is a decoder's verdict. When OK is false, Error is set.
+type Outcome struct {
+	OK        bool
+	Error     *events.Error
+	Text      string // the final answer: the last assistant text, "" if none
+	SessionID string // "" when the agent gave none
+}

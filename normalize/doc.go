@@ -1,0 +1,10 @@
+// Package normalize turns one agent's raw JSON lines into hub.event/v1 events
+// and decides how a run ended. Each agent's decoder lives in its own
+// subpackage (normalize/opencode, …) and satisfies Decoder; this package holds
+// what they share: the Decoder contract, line cleaning (ANSI escape sequences,
+// a BOM), tool-output cutting and text helpers for classification.
+//
+// It does not frame lines, spawn processes or enforce limits; package adapters
+// feeds it complete lines and applies hub's own causes (timeouts, caller
+// cancellation) before asking a decoder for its outcome.
+package normalize

@@ -1,0 +1,160 @@
+package opencode
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// ToolKind maps an OpenCode built-in tool name to its SPEC §3 kind. Names
+// from OpenCode 1.18's tool registry; anything else (MCP tools are named
+// "<server>_<tool>", plugins choose their own) is "other".
+func ToolKind(name string) events.ToolKind {
+	switch strings.ToLower(name) {
+	case "bash", "shell":
+		return events.ToolShell
+	case "read", "list", "ls", "lsp", "todoread":
+		return events.ToolRead
+	case "write":
+		return events.ToolWrite
+	case "edit", "multiedit", "patch", "apply_patch":
+		return events.ToolEdit
+	case "glob", "grep", "codesearch":
+		return events.ToolSearch
+	case "webfetch", "websearch":
+		return events.ToolWeb
+	case "task":
+		return events.ToolTask
+	}
+	return events.ToolOther
+}
+
+// Hints for the failures OpenCode reports.
+const (
+	hintAuth     = "check the provider's API key (opencode auth login, or the apiKey in opencode's config)"
+	hintRate     = "wait and retry, or lower the request rate"
+	hintQuota    = "check the provider account's billing and quota"
+	hintServer   = "the provider failed; retry later"
+	hintOverload = "the provider is overloaded; retry later or pick another model"
+	hintOverflow = "shorten the prompt or the files in context, or start a new session"
+	hintNetwork  = "check the provider's base URL and the network, then retry"
+	hintModel    = "pass --model provider/model naming a model configured for opencode"
+	hintConfig   = "configure a provider for opencode (opencode auth login, or its config file)"
+)
+
+// Classify maps an OpenCode error object ({name, data{message, statusCode,
+// isRetryable, responseBody, responseHeaders}}) to hub's error (SPEC §4): the
+// error name and HTTP status first, the message and response body after.
+// It never returns nil.
+func Classify(e gjson.Result) *events.Error {
+	name := e.Get("name").String()
+	data := e.Get("data")
+	msg := data.Get("message").String()
+	if msg == "" {
+		msg = e.Get("message").String()
+	}
+	body := data.Get("responseBody").String()
+	status := int(data.Get("statusCode").Int())
+	text := msg + " " + body
+	message := strings.TrimSpace(name + ": " + msg)
+	if status > 0 {
+		message = fmt.Sprintf("%s (HTTP %d)", message, status)
+	}
+	message = normalize.Shorten(message, 1000)
+
+	mk := func(bin events.Bin, reason events.Reason, hint string) *events.Error {
+		err := events.NewError(bin, reason, hint, "%s", message).WithHTTPStatus(status)
+		if ra := retryAfter(data.Get("responseHeaders")); ra > 0 {
+			err.WithRetryAfter(ra)
+		}
+		return err
+	}
+	switch {
+	case name == "ContextOverflowError" || isOverflow(text):
+		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
+	case name == "ProviderAuthError" || status == 401 || status == 403:
+		return mk(events.BinUnavailable, events.ReasonAuth, hintAuth)
+	case name == "MessageAbortedError":
+		return mk(events.BinCancelled, events.ReasonAgentAborted, "the agent aborted the request; rerun")
+	case name == "ProviderModelNotFoundError" || name == "ModelNotFoundError" ||
+		(status == 404 && normalize.ContainsFold(text, "model")):
+		return mk(events.BinInvalidInput, events.ReasonBadModel, hintModel)
+	case status == 429 && normalize.ContainsFold(text, "insufficient_quota", "quota", "billing"):
+		return mk(events.BinUnavailable, events.ReasonQuota, hintQuota)
+	case status == 429:
+		return mk(events.BinUnavailable, events.ReasonRateLimit, hintRate)
+	case status == 503 || status == 529 || normalize.ContainsFold(text, "overloaded"):
+		return mk(events.BinUnavailable, events.ReasonOverloaded, hintOverload)
+	case status >= 500:
+		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
+	case status == 400 || status == 413 || status == 422:
+		return mk(events.BinInvalidInput, events.ReasonBadRequest, "read the provider's message and fix the request")
+	case isNetwork(text):
+		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
+	}
+	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run opencode by hand for details")
+}
+
+func isOverflow(s string) bool {
+	return normalize.ContainsFold(s, "context_length_exceeded", "maximum context length",
+		"prompt is too long", "context window", "too many tokens")
+}
+
+func isNetwork(s string) bool {
+	return normalize.ContainsFold(s, "cannot connect", "unable to connect", "econnrefused", "econnreset",
+		"etimedout", "enotfound", "fetch failed", "socket", "timed out", "timeout", "network error",
+		"connection refused", "connection reset")
+}
+
+// retryAfter reads Retry-After (seconds) or retry-after-ms from a headers
+// object; 0 when absent.
+func retryAfter(h gjson.Result) float64 {
+	if !h.IsObject() {
+		return 0
+	}
+	var s, ms string
+	h.ForEach(func(k, v gjson.Result) bool {
+		switch strings.ToLower(k.String()) {
+		case "retry-after":
+			s = v.String()
+		case "retry-after-ms":
+			ms = v.String()
+		}
+		return true
+	})
+	if v, err := strconv.ParseFloat(ms, 64); err == nil && v > 0 {
+		return v / 1000
+	}
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v > 0 {
+		return v
+	}
+	return 0
+}
+
+// classifyText recognizes failures OpenCode reports only as text on stderr
+// (it prints "Error: …" and exits). nil when nothing matches.
+func classifyText(s string) *events.Error {
+	switch {
+	case s == "":
+		return nil
+	case normalize.ContainsFold(s, "ProviderModelNotFoundError", "model not found", "ModelNotFoundError"):
+		return events.NewError(events.BinInvalidInput, events.ReasonBadModel, hintModel, "%s", s)
+	case normalize.ContainsFold(s, "ProviderInitError", "no provider", "API key is missing", "missing api key"):
+		return events.NewError(events.BinUnavailable, events.ReasonNotConfigured, hintConfig, "%s", s)
+	case normalize.ContainsFold(s, "ProviderAuthError", "unauthorized", "invalid api key", "incorrect api key"):
+		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth, "%s", s)
+	case normalize.ContainsFold(s, "session not found", "NotFoundError: Session"):
+		return events.NewError(events.BinInvalidInput, events.ReasonBadSession,
+			"pass a session id that opencode knows (from run.finished.session_id)", "%s", s)
+	case isOverflow(s):
+		return events.NewError(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow, "%s", s)
+	case normalize.ContainsFold(s, "cannot connect", "unable to connect", "econnrefused", "fetch failed", "connection refused"):
+		return events.NewError(events.BinUnavailable, events.ReasonNetwork, hintNetwork, "%s", s)
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+// Package opencode decodes `opencode run --format json` output (OpenCode
+// 1.18.x, read from the real binary's output against hub's mock server in
+// November 2026; see testdata/opencode) into hub.event/v1 events, and decides
+// how an OpenCode run ended.
+//
+// OpenCode writes one object per line: {type, timestamp, sessionID, part} or
+// {type: "error", error}. Types: step_start, text (whole text parts, no
+// deltas), reasoning, tool_use (only once the tool has finished), step_finish
+// (tokens and cost of one model call) and error. There is no terminal event:
+// success is a last step_finish whose reason is "stop" and exit status 0.
+package opencode
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// Decoder decodes one OpenCode run. Create it with New.
+type Decoder struct {
+	model *string // from the request; OpenCode's stream does not name it
+
+	sessionID  string
+	lastText   string
+	lastReason string // reason of the last step_finish
+	total      events.Tokens
+	costKnown  bool
+	err        *events.Error // from the last error event not followed by success
+	denied     *events.ToolFinished
+	sawStep    bool
+}
+
+var _ normalize.Decoder = (*Decoder)(nil)
+
+// New returns a decoder for one run. model is the provider/model hub asked
+// for ("" if none); OpenCode does not repeat it in its stream.
+func New(model string) *Decoder {
+	d := &Decoder{costKnown: true}
+	if model != "" {
+		d.model = &model
+	}
+	d.total.CostUSD = new(float64)
+	return d
+}
+
+// Decode implements normalize.Decoder.
+func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
+	root := gjson.ParseBytes(line)
+	if !root.IsObject() {
+		return append(dst, events.Notice{Kind: events.NoticeParseError,
+			Message: "opencode: expected a JSON object, got " + normalize.Shorten(root.Raw, 200)})
+	}
+	if sid := root.Get("sessionID").String(); sid != "" && d.sessionID == "" {
+		d.sessionID = sid
+		dst = append(dst, events.SessionStarted{SessionID: sid, Model: d.model})
+	}
+	part := root.Get("part")
+	switch typ := root.Get("type").String(); typ {
+	case "step_start":
+		d.sawStep = true
+	case "text":
+		text := part.Get("text").String()
+		if part.Get("synthetic").Bool() || text == "" {
+			return dst
+		}
+		d.lastText = text
+		dst = append(dst, events.Message{Text: text})
+	case "reasoning":
+		if text := part.Get("text").String(); text != "" {
+			dst = append(dst, events.Reasoning{Text: text})
+		}
+	case "tool_use":
+		dst = d.tool(dst, part)
+	case "step_finish":
+		dst = d.stepFinish(dst, part)
+	case "error":
+		d.err = Classify(root.Get("error"))
+	default:
+		dst = append(dst, unknown(typ, line))
+	}
+	return dst
+}
+
+func unknown(typ string, line []byte) events.Notice {
+	n := events.Notice{Kind: events.NoticeUnknownEvent,
+		Message: fmt.Sprintf("opencode: unknown event type %q", typ)}
+	if len(line) <= 4096 {
+		n.Data = json.RawMessage(`{"line":` + string(line) + `}`)
+	}
+	return n
+}
+
+func (d *Decoder) tool(dst []events.Body, part gjson.Result) []events.Body {
+	name := part.Get("tool").String()
+	callID := part.Get("callID").String()
+	state := part.Get("state")
+	input := json.RawMessage(`{}`)
+	if in := state.Get("input"); in.IsObject() {
+		input = json.RawMessage(in.Raw)
+	}
+	kind := ToolKind(name)
+	dst = append(dst, events.ToolStarted{CallID: callID, Name: name, Kind: kind, Input: input})
+
+	fin := events.ToolFinished{CallID: callID, Name: name, Kind: kind, Status: events.ToolOK}
+	output := state.Get("output").String()
+	switch state.Get("status").String() {
+	case "completed":
+	case "error":
+		fin.Status = events.ToolError
+		output = state.Get("error").String()
+		if isDenial(output) {
+			fin.Status = events.ToolDenied
+		}
+	default: // pending/running: OpenCode only prints finished tools; keep what it says
+		fin.Status = events.ToolError
+		if output == "" {
+			output = "tool did not finish (status " + state.Get("status").String() + ")"
+		}
+	}
+	fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(output, normalize.DefaultOutputCap)
+	if exit := state.Get("metadata.exit"); exit.Type == gjson.Number {
+		c := int(exit.Int())
+		fin.ExitCode = &c
+	}
+	if fin.Status == events.ToolDenied {
+		f := fin
+		d.denied = &f
+	}
+	return append(dst, fin)
+}
+
+// isDenial reports whether a tool error says a permission was refused.
+func isDenial(msg string) bool {
+	return normalize.ContainsFold(msg, "rejected permission", "permission denied by user",
+		"user rejected", "user dismissed", "denied by permission")
+}
+
+func (d *Decoder) stepFinish(dst []events.Body, part gjson.Result) []events.Body {
+	tok := part.Get("tokens")
+	step := events.Tokens{
+		Input:      max(tok.Get("input").Int(), 0),
+		Output:     max(tok.Get("output").Int(), 0),
+		Reasoning:  max(tok.Get("reasoning").Int(), 0),
+		CacheRead:  max(tok.Get("cache.read").Int(), 0),
+		CacheWrite: max(tok.Get("cache.write").Int(), 0),
+	}
+	source := events.CostReported
+	if c := part.Get("cost"); c.Type == gjson.Number {
+		v := c.Float()
+		step.CostUSD = &v
+	} else {
+		d.costKnown = false
+	}
+	d.total = d.total.Add(step)
+	if !d.costKnown {
+		d.total.CostUSD = nil
+		source = events.CostUnknown
+	}
+	d.lastReason = part.Get("reason").String()
+	dst = append(dst, events.Usage{Step: step, Total: d.total, CostSource: source, Model: d.model})
+	if d.lastReason == "stop" && d.err != nil {
+		dst = append(dst, events.Notice{Kind: events.NoticeRecoveredError,
+			Message: "opencode recovered from an earlier error: " + d.err.Message})
+		d.err = nil
+	}
+	return dst
+}
+
+// Status implements normalize.Decoder. OpenCode has no terminal event and
+// never needs a fail-fast stop: it ends its own run after an error event.
+func (d *Decoder) Status() normalize.Status { return normalize.Status{} }
+
+// Outcome implements normalize.Decoder. In order: an error event decides;
+// then success needs exit status 0 and a last step that ended with reason
+// "stop"; then a denied tool is permission_denied/tool_denied; then the exit
+// status and stderr decide (Fallback).
+func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
+	out := normalize.Outcome{Text: d.lastText, SessionID: d.sessionID}
+	exit0 := end.ExitCode != nil && *end.ExitCode == 0
+	switch {
+	case d.err != nil:
+		out.Error = d.err
+	case d.lastReason == "stop" && (exit0 || end.Stopped):
+		out.OK = true
+	case d.denied != nil:
+		out.Error = events.NewError(events.BinPermissionDenied, events.ReasonToolDenied,
+			"allow the tool in opencode's permission config, or run with a permission that grants it",
+			"opencode refused tool %s (%s)", d.denied.Name, normalize.Shorten(d.denied.Output, 300))
+	default:
+		out.Error = Fallback(end, d.lastReason, d.sawStep)
+	}
+	return out
+}
+
+// Fallback classifies a run with no error event and no successful last step
+// from its exit status and stderr. It never returns nil.
+func Fallback(end normalize.End, lastReason string, sawStep bool) *events.Error {
+	tail := normalize.CleanText(end.Stderr)
+	last := normalize.Shorten(lastLines(tail, 3), 600)
+	if e := classifyText(tail); e != nil {
+		if last != "" {
+			e.Message = last
+		}
+		return e
+	}
+	switch {
+	case end.Signal != "":
+		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
+			"rerun; if it repeats, run opencode by hand to see why it dies",
+			"opencode was killed by %s%s", end.Signal, suffix(last))
+	case end.ExitCode != nil && *end.ExitCode != 0:
+		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus,
+			"read the message; run opencode by hand with the same arguments for details",
+			"opencode exited with status %d%s", *end.ExitCode, suffix(last))
+	case lastReason != "" && lastReason != "stop":
+		return events.NewError(events.BinProtocol, events.ReasonNoResult,
+			"rerun; if it repeats, raise it with OpenCode (the run ended mid-task)",
+			"opencode exited 0 after a step that ended with reason %q, without a final answer%s", lastReason, suffix(last))
+	default:
+		what := "without any model step"
+		if sawStep {
+			what = "without a finished step"
+		}
+		return events.NewError(events.BinProtocol, events.ReasonNoResult,
+			"rerun; check that --model names a configured provider/model",
+			"opencode exited 0 %s%s", what, suffix(last))
+	}
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
