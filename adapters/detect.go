@@ -116,6 +116,7 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	if timeout <= 0 {
 		timeout = 15 * time.Second
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
@@ -139,6 +140,10 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 		_ = g.Signal(syscall.SIGKILL)
 		<-done
 		g.Reap(time.Second)
+		if parent.Err() != nil {
+			return "", events.NewError(events.BinCancelled, events.ReasonCaller,
+				"nothing to do if you meant to stop it; run again to retry", "cancelled while probing %s", path)
+		}
 		return "", events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable, p.upgradeHint(),
 			"%s %s did not answer within %s", path, strings.Join(p.args(), " "), timeout)
 	}

@@ -171,9 +171,15 @@ func (d *Decoder) stepFinish(dst []events.Body, part gjson.Result) []events.Body
 	return dst
 }
 
-// Status implements normalize.Decoder. OpenCode has no terminal event and
-// never needs a fail-fast stop: it ends its own run after an error event.
-func (d *Decoder) Status() normalize.Status { return normalize.Status{} }
+// Status implements normalize.Decoder. OpenCode has no terminal event; a
+// step that finished with reason "stop" ends its session loop, so hub treats
+// it as terminal: an OpenCode that then fails to exit (an MCP server or a
+// plugin keeping it alive) is killed after --linger and the run stays ok.
+// OpenCode never needs a fail-fast stop: it ends its own run after an error
+// event.
+func (d *Decoder) Status() normalize.Status {
+	return normalize.Status{Terminal: d.lastReason == "stop" && d.err == nil}
+}
 
 // Outcome implements normalize.Decoder. In order: an error event decides;
 // then success needs exit status 0 and a last step that ended with reason

@@ -1,0 +1,213 @@
+package adapters_test
+
+// The fake agent: the test binary re-executes itself as "opencode" on PATH
+// (os/exec's helper-command pattern) and plays the scenario named in
+// HUB_FAKE_SCENARIO. Scenarios speak OpenCode's dialect so that runs go
+// through the real opencode adapter and decoder.
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	sid      = "ses_fake1"
+	stepLine = `{"type":"step_start","timestamp":1,"sessionID":"ses_fake1","part":{"type":"step-start"}}`
+	textLine = `{"type":"text","timestamp":1,"sessionID":"ses_fake1","part":{"type":"text","text":"fake answer"}}`
+	stopLine = `{"type":"step_finish","timestamp":1,"sessionID":"ses_fake1","part":{"type":"step-finish","reason":"stop","tokens":{"input":10,"output":5,"reasoning":0,"cache":{"read":2,"write":1}},"cost":0.25}}`
+)
+
+func okStream(w io.Writer) { fmt.Fprintln(w, stepLine+"\n"+textLine+"\n"+stopLine) }
+
+// scenarios are the fake agent's behaviours. Each runs in the fake agent
+// process with the agent's argv (after argv[0]).
+var scenarios = map[string]func(args []string){
+	"ok": func([]string) { okStream(os.Stdout) },
+	"version-old": func(args []string) {
+		fmt.Println("0.9.1")
+	},
+	"version-garbage": func(args []string) {
+		fmt.Println("development build")
+	},
+	"malformed": func([]string) {
+		fmt.Println("opencode starting up…")                              // banner
+		fmt.Println("\x1b[32m" + stepLine + "\x1b[0m")                    // ANSI around JSON
+		fmt.Println("\xef\xbb\xbf" + textLine)                            // BOM
+		fmt.Println(`{"type":"text","sessionID":"ses_fake1","part":{"te`) // cut JSON
+		fmt.Println(`[1,2,3]`)                                            // JSON but not an object
+		fmt.Println(`{"type":"brand_new_event","sessionID":"ses_fake1"}`) // unknown type
+		fmt.Print(strings.ReplaceAll(stopLine, "\n", "") + "\r\n")        // CRLF
+	},
+	"giant": func([]string) {
+		fmt.Println(stepLine)
+		w := bufio.NewWriterSize(os.Stdout, 1<<20)
+		fmt.Fprint(w, `{"type":"text","sessionID":"ses_fake1","part":{"type":"text","text":"`)
+		w.WriteString(strings.Repeat("g", 10<<20))
+		fmt.Fprintln(w, `"}}`)
+		w.Flush()
+		fmt.Println(textLine)
+		fmt.Println(stopLine)
+	},
+	"truncated-last": func([]string) {
+		fmt.Println(stepLine)
+		fmt.Println(textLine)
+		fmt.Print(stopLine) // no final newline
+	},
+	"cut-last": func([]string) {
+		fmt.Println(stepLine)
+		fmt.Println(textLine)
+		fmt.Print(stopLine[:40]) // killed mid-line, no newline
+	},
+	"hang": func([]string) {
+		fmt.Println(stepLine)
+		time.Sleep(time.Hour)
+	},
+	"ignore-term": func([]string) {
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println(stepLine)
+		time.Sleep(time.Hour)
+	},
+	"grandchild": func([]string) {
+		// A grandchild in the agent's group that keeps stdout open long
+		// after the agent exits.
+		cmd := exec.Command("sleep", "300")
+		cmd.Stdout = os.Stdout
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(9)
+		}
+		os.WriteFile(os.Getenv("HUB_FAKE_PIDFILE"), []byte(fmt.Sprint(cmd.Process.Pid)), 0o644)
+		okStream(os.Stdout)
+	},
+	"linger": func([]string) {
+		okStream(os.Stdout)
+		time.Sleep(time.Hour)
+	},
+	"crash": func([]string) {
+		fmt.Println(stepLine)
+		// As the kernel's OOM killer would (Go turns a raised SIGSEGV into
+		// a panic with exit status 2).
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Hour)
+	},
+	"exit1-stderr": func([]string) {
+		fmt.Fprintln(os.Stderr, "\x1b[91m\x1b[1mError: \x1b[0mProviderModelNotFoundError: model nope/nope not found")
+		os.Exit(1)
+	},
+	"exit3": func([]string) {
+		fmt.Println(stepLine)
+		fmt.Fprintln(os.Stderr, "something odd happened")
+		os.Exit(3)
+	},
+	"exit0-nothing": func([]string) {},
+	"error-event": func([]string) {
+		fmt.Println(stepLine)
+		fmt.Println(`{"type":"error","timestamp":1,"sessionID":"ses_fake1","error":{"name":"APIError","data":{"message":"Rate limit reached","statusCode":429,"isRetryable":true,"responseHeaders":{"retry-after":"7"}}}}`)
+		os.Exit(1)
+	},
+	"echo-argv": func(args []string) {
+		// Answers with its own argv, one JSON string per argument.
+		var parts []string
+		for _, a := range args {
+			parts = append(parts, fmt.Sprintf("%q", a))
+		}
+		fmt.Println(stepLine)
+		fmt.Printf(`{"type":"text","sessionID":"ses_fake1","part":{"type":"text","text":%q}}`+"\n", strings.Join(parts, " "))
+		fmt.Println(stopLine)
+	},
+	"echo-stdin": func([]string) {
+		b, _ := io.ReadAll(os.Stdin)
+		fmt.Println(stepLine)
+		fmt.Printf(`{"type":"text","sessionID":"ses_fake1","part":{"type":"text","text":"stdin bytes %d"}}`+"\n", len(b))
+		fmt.Println(stopLine)
+	},
+	"stderr-flood": func([]string) {
+		chunk := []byte(strings.Repeat("e", 1<<20-1) + "\n")
+		for range 100 {
+			os.Stderr.Write(chunk)
+		}
+		os.Stderr.WriteString("LAST STDERR LINE\n")
+		okStream(os.Stdout)
+	},
+	"denied": func([]string) {
+		fmt.Println(stepLine)
+		fmt.Println(`{"type":"tool_use","sessionID":"ses_fake1","part":{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"rm -rf /"},"error":"The user rejected permission to use this specific tool call."}}}`)
+		fmt.Println(`{"type":"step_finish","sessionID":"ses_fake1","part":{"type":"step-finish","reason":"tool-calls","tokens":{"input":1,"output":1,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.01}}`)
+	},
+}
+
+var (
+	usedMu sync.Mutex
+	used   = map[string]bool{}
+)
+
+// TestMain plays the fake agent when asked, else runs the tests and fails if
+// a scenario was never used.
+func TestMain(m *testing.M) {
+	if name := os.Getenv("HUB_FAKE_SCENARIO"); name != "" {
+		args := os.Args[1:]
+		if len(args) == 1 && args[0] == "--version" {
+			switch name {
+			case "version-old", "version-garbage":
+				scenarios[name](args)
+			default:
+				fmt.Println("1.18.33")
+			}
+			os.Exit(0)
+		}
+		play, ok := scenarios[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "fake agent: unknown scenario %q\n", name)
+			os.Exit(99)
+		}
+		play(args)
+		os.Exit(0)
+	}
+	code := m.Run()
+	if code == 0 && !testing.Short() {
+		for name := range scenarios {
+			if !used[name] {
+				fmt.Fprintf(os.Stderr, "fake agent scenario %q is never used\n", name)
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
+}
+
+// fakeBin makes an executable "opencode" that runs this test binary as the
+// fake agent playing scenario, and returns its path.
+func fakeBin(t *testing.T, scenario string) string {
+	t.Helper()
+	use(scenario)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "opencode")
+	// GORACE: a -race binary otherwise sleeps 1 s when it exits.
+	script := fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 HUB_FAKE_SCENARIO=%s exec %q \"$@\"\n", scenario, exe)
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func use(name string) {
+	usedMu.Lock()
+	defer usedMu.Unlock()
+	if _, ok := scenarios[name]; !ok {
+		panic("unknown scenario " + name)
+	}
+	used[name] = true
+}

@@ -1,0 +1,377 @@
+package adapters_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubcli/hub/adapters"
+	_ "github.com/hubcli/hub/adapters/opencode"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/schematest"
+)
+
+type result struct {
+	events []events.Event
+	stream []byte
+	fin    events.RunFinished
+	took   time.Duration
+}
+
+func (r result) notices(kind events.NoticeKind) []events.Notice {
+	var out []events.Notice
+	for _, ev := range r.events {
+		if n, ok := ev.Body.(events.Notice); ok && n.Kind == kind {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (r result) messages() []string {
+	var out []string
+	for _, ev := range r.events {
+		if m, ok := ev.Body.(events.Message); ok {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+// runFake runs the fake agent playing scenario through adapters.Run, checks
+// the invariants every run must keep (schema, one run.finished, process
+// group gone) and returns what happened.
+func runFake(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request)) result {
+	t.Helper()
+	req := adapters.Request{
+		Agent:  "opencode",
+		Prompt: "hello",
+		Bin:    fakeBin(t, scenario),
+		Limits: budget.Limits{Timeout: 30 * time.Second, Grace: 500 * time.Millisecond},
+	}
+	if edit != nil {
+		edit(&req)
+	}
+	var res result
+	var buf bytes.Buffer
+	enc := events.NewEncoder(&buf)
+	start := time.Now()
+	res.fin = adapters.Run(ctx, req, func(ev events.Event) error {
+		res.events = append(res.events, ev)
+		return enc.Encode(ev)
+	})
+	res.took = time.Since(start)
+	res.stream = buf.Bytes()
+	if err := schematest.ValidateStream(res.stream); err != nil {
+		t.Errorf("event stream invalid: %v", err)
+	}
+	if len(res.events) > 0 {
+		if rs, ok := res.events[0].Body.(events.RunStarted); ok && rs.PID != nil {
+			if err := syscall.Kill(-*rs.PID, 0); !errors.Is(err, syscall.ESRCH) {
+				t.Errorf("kill(-%d, 0) after Run = %v, want ESRCH: the process group outlived the run", *rs.PID, err)
+			}
+		}
+	}
+	return res
+}
+
+func wantBin(t *testing.T, fin events.RunFinished, bin events.Bin, reason events.Reason) {
+	t.Helper()
+	if bin == "" {
+		if !fin.OK || fin.Error != nil {
+			t.Fatalf("run.finished ok=%v error=%v, want ok", fin.OK, fin.Error)
+		}
+		return
+	}
+	if fin.OK || fin.Error == nil {
+		t.Fatalf("run.finished ok=%v error=%v, want %s/%s", fin.OK, fin.Error, bin, reason)
+	}
+	if fin.Error.Bin != bin || fin.Error.Reason != reason {
+		t.Fatalf("run.finished error = %s/%s (%s), want %s/%s", fin.Error.Bin, fin.Error.Reason, fin.Error.Message, bin, reason)
+	}
+	if fin.Error.Hint == "" {
+		t.Errorf("error %s/%s has no hint", bin, reason)
+	}
+}
+
+func TestRunOK(t *testing.T) {
+	t.Parallel()
+	res := runFake(t, t.Context(), "ok", nil)
+	wantBin(t, res.fin, "", "")
+	if res.fin.Text != "fake answer" || res.fin.SessionID == nil || *res.fin.SessionID != sid {
+		t.Errorf("run.finished text=%q session=%v, want %q, %q", res.fin.Text, res.fin.SessionID, "fake answer", sid)
+	}
+	if res.fin.ExitCode == nil || *res.fin.ExitCode != 0 || res.fin.Signal != nil {
+		t.Errorf("exit_code=%v signal=%v, want 0, nil", res.fin.ExitCode, res.fin.Signal)
+	}
+	u := res.fin.Usage
+	if u.Input != 10 || u.Output != 5 || u.CacheRead != 2 || u.CacheWrite != 1 || res.fin.CostUSD == nil || *res.fin.CostUSD != 0.25 || res.fin.CostSource != events.CostReported {
+		t.Errorf("usage = %+v cost %v %s, want 10/5/2/1 $0.25 reported", u, res.fin.CostUSD, res.fin.CostSource)
+	}
+	if res.fin.Turns != 1 {
+		t.Errorf("turns = %d, want 1", res.fin.Turns)
+	}
+	types := []events.Type{}
+	for _, ev := range res.events {
+		types = append(types, ev.Type())
+	}
+	want := []events.Type{events.TypeRunStarted, events.TypeSessionStarted, events.TypeMessage, events.TypeUsage, events.TypeRunFinished}
+	if !slicesEqual(types, want) {
+		t.Errorf("event types = %v, want %v", types, want)
+	}
+}
+
+func slicesEqual[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRunOutcomes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		scenario string
+		edit     func(*adapters.Request)
+		bin      events.Bin
+		reason   events.Reason
+		text     string
+		check    func(t *testing.T, r result)
+	}{
+		{scenario: "version-old", bin: events.BinUnsupportedVersion, reason: events.ReasonTooOld},
+		{scenario: "version-garbage", bin: events.BinUnsupportedVersion, reason: events.ReasonUnparseable},
+		{scenario: "malformed", text: "fake answer", check: func(t *testing.T, r result) {
+			// banner and the cut line are reported; ANSI, BOM and CRLF lines decode.
+			if n := len(r.notices(events.NoticeNonJSONOutput)); n != 2 {
+				t.Errorf("non_json_output notices = %d, want 2 (banner, cut line)", n)
+			}
+			if n := len(r.notices(events.NoticeParseError)); n != 1 {
+				t.Errorf("parse_error notices = %d, want 1 (a JSON array)", n)
+			}
+			if n := len(r.notices(events.NoticeUnknownEvent)); n != 1 {
+				t.Errorf("unknown_event notices = %d, want 1", n)
+			}
+		}},
+		{scenario: "giant", text: "fake answer", check: func(t *testing.T, r result) {
+			// Under the default 64 MiB cap the 10 MB line decodes whole.
+			if m := r.messages(); len(m) != 2 || len(m[0]) != 10<<20 {
+				t.Errorf("messages = %d (first %d bytes), want 2 with a 10 MiB first", len(m), len(m[0]))
+			}
+		}},
+		{scenario: "giant", edit: func(r *adapters.Request) { r.MaxLine = 1 << 20 }, text: "fake answer", check: func(t *testing.T, r result) {
+			n := r.notices(events.NoticeLineTooLong)
+			if len(n) != 1 || !strings.Contains(n[0].Message, "10485") {
+				t.Errorf("line_too_long notices = %+v, want one naming the size", n)
+			}
+			if m := r.messages(); len(m) != 1 {
+				t.Errorf("messages = %d, want 1 (the giant one skipped)", len(m))
+			}
+		}},
+		{scenario: "truncated-last", text: "fake answer"},
+		{scenario: "cut-last", bin: events.BinProtocol, reason: events.ReasonNoResult, text: "fake answer", check: func(t *testing.T, r result) {
+			if n := len(r.notices(events.NoticeNonJSONOutput)); n != 1 {
+				t.Errorf("non_json_output notices = %d, want 1 (the cut line)", n)
+			}
+		}},
+		{scenario: "crash", bin: events.BinAgentFailed, reason: events.ReasonCrashed, check: func(t *testing.T, r result) {
+			if r.fin.Signal == nil || *r.fin.Signal != "SIGKILL" || r.fin.ExitCode != nil {
+				t.Errorf("signal=%v exit=%v, want SIGKILL, nil", r.fin.Signal, r.fin.ExitCode)
+			}
+		}},
+		{scenario: "exit1-stderr", bin: events.BinInvalidInput, reason: events.ReasonBadModel, check: func(t *testing.T, r result) {
+			if strings.Contains(r.fin.Error.Message, "\x1b") || !strings.Contains(r.fin.Error.Message, "ProviderModelNotFoundError") {
+				t.Errorf("message = %q, want the stderr line without ANSI", r.fin.Error.Message)
+			}
+		}},
+		{scenario: "exit3", bin: events.BinAgentFailed, reason: events.ReasonExitStatus, check: func(t *testing.T, r result) {
+			if !strings.Contains(r.fin.Error.Message, "status 3") || !strings.Contains(r.fin.Error.Message, "something odd happened") {
+				t.Errorf("message = %q, want exit status and stderr tail", r.fin.Error.Message)
+			}
+		}},
+		{scenario: "exit0-nothing", bin: events.BinProtocol, reason: events.ReasonNoResult},
+		{scenario: "error-event", bin: events.BinUnavailable, reason: events.ReasonRateLimit, check: func(t *testing.T, r result) {
+			e := r.fin.Error
+			if !e.Retryable || e.HTTPStatus == nil || *e.HTTPStatus != 429 || e.RetryAfterS == nil || *e.RetryAfterS != 7 {
+				t.Errorf("error = %+v, want retryable, http 429, retry_after 7", e)
+			}
+		}},
+		{scenario: "denied", bin: events.BinPermissionDenied, reason: events.ReasonToolDenied, check: func(t *testing.T, r result) {
+			if r.fin.ToolCalls != 1 {
+				t.Errorf("tool_calls = %d, want 1", r.fin.ToolCalls)
+			}
+		}},
+		{scenario: "stderr-flood", text: "fake answer"},
+		{scenario: "echo-argv", edit: func(r *adapters.Request) { r.Prompt = "--help -x"; r.Model = "-m/odd" }, check: func(t *testing.T, r result) {
+			want := `"run" "--format" "json" "--title=--help -x" "--model=-m/odd" "--" "--help -x"`
+			if r.fin.Text != want {
+				t.Errorf("argv = %s, want %s", r.fin.Text, want)
+			}
+		}},
+		{scenario: "echo-stdin", edit: func(r *adapters.Request) { r.Prompt = strings.Repeat("p", 300<<10) }, check: func(t *testing.T, r result) {
+			if want := "stdin bytes " + strconv.Itoa(300<<10); r.fin.Text != want {
+				t.Errorf("text = %q, want %q (a prompt over MAX_ARG_STRLEN goes on stdin)", r.fin.Text, want)
+			}
+		}},
+		{scenario: "echo-stdin", check: func(t *testing.T, r result) {
+			if r.fin.Text != "stdin bytes 0" {
+				t.Errorf("text = %q, want stdin to be /dev/null (0 bytes)", r.fin.Text)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			t.Parallel()
+			res := runFake(t, t.Context(), tt.scenario, tt.edit)
+			wantBin(t, res.fin, tt.bin, tt.reason)
+			if tt.text != "" && res.fin.Text != tt.text {
+				t.Errorf("text = %q, want %q", res.fin.Text, tt.text)
+			}
+			if tt.check != nil {
+				tt.check(t, res)
+			}
+		})
+	}
+}
+
+func TestRunStops(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		scenario string
+		limits   budget.Limits
+		cancel   time.Duration // cancel the caller's context after this
+		bin      events.Bin
+		reason   events.Reason
+		signal   string
+		maxTook  time.Duration
+	}{
+		{name: "idle", scenario: "hang", limits: budget.Limits{IdleTimeout: 300 * time.Millisecond, Grace: time.Second},
+			bin: events.BinTimeout, reason: events.ReasonIdle, signal: "SIGTERM", maxTook: 3 * time.Second},
+		{name: "wall", scenario: "hang", limits: budget.Limits{Timeout: 300 * time.Millisecond, Grace: time.Second},
+			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGTERM", maxTook: 3 * time.Second},
+		{name: "ignores SIGTERM", scenario: "ignore-term", limits: budget.Limits{Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond},
+			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGKILL", maxTook: 3 * time.Second},
+		{name: "caller cancels", scenario: "hang", cancel: 2 * time.Second, limits: budget.Limits{Grace: time.Second},
+			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGTERM", maxTook: 5 * time.Second},
+		{name: "linger", scenario: "linger", limits: budget.Limits{Linger: 300 * time.Millisecond, Grace: time.Second},
+			signal: "SIGTERM", maxTook: 3 * time.Second},
+		{name: "grandchild holds stdout", scenario: "grandchild", limits: budget.Limits{Linger: 10 * time.Second},
+			maxTook: 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			if tt.cancel > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				time.AfterFunc(tt.cancel, cancel)
+			}
+			pidfile := t.TempDir() + "/pid"
+			res := runFake(t, ctx, tt.scenario, func(r *adapters.Request) {
+				r.Limits = tt.limits
+				r.Env = []string{"HUB_FAKE_PIDFILE=" + pidfile}
+			})
+			wantBin(t, res.fin, tt.bin, tt.reason)
+			if res.took > tt.maxTook {
+				t.Errorf("Run took %s, want at most %s", res.took, tt.maxTook)
+			}
+			gotSig := ""
+			if res.fin.Signal != nil {
+				gotSig = *res.fin.Signal
+			}
+			if gotSig != tt.signal {
+				t.Errorf("signal = %q, want %q", gotSig, tt.signal)
+			}
+			if tt.scenario == "linger" && len(res.notices(events.NoticeLingerKill)) != 1 {
+				t.Errorf("linger_kill notices = %d, want 1", len(res.notices(events.NoticeLingerKill)))
+			}
+			if b, err := os.ReadFile(pidfile); err == nil {
+				pid, _ := strconv.Atoi(string(b))
+				if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+					t.Errorf("grandchild %d alive after Run (kill = %v)", pid, err)
+				}
+			}
+		})
+	}
+}
+
+func TestRunNotInstalled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	notExec := dir + "/opencode"
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		bin    string
+		reason events.Reason
+	}{
+		{dir + "/missing", events.ReasonNotFound},
+		{"no-such-agent-binary-hub", events.ReasonNotFound},
+		{notExec, events.ReasonNotExecutable},
+		{dir, events.ReasonNotExecutable},
+	}
+	for _, tt := range tests {
+		var got []events.Event
+		fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: tt.bin},
+			func(ev events.Event) error { got = append(got, ev); return nil })
+		wantBin(t, fin, events.BinNotInstalled, tt.reason)
+		if tt.reason == events.ReasonNotFound && !strings.Contains(fin.Error.Hint, "npm i -g opencode-ai") {
+			t.Errorf("hint = %q, want the npm install command", fin.Error.Hint)
+		}
+		if len(got) != 2 || got[0].Type() != events.TypeRunStarted || got[1].Type() != events.TypeRunFinished {
+			t.Errorf("events = %d, want run.started and run.finished", len(got))
+		}
+	}
+}
+
+func TestRunBadRequest(t *testing.T) {
+	t.Parallel()
+	fin := adapters.Run(t.Context(), adapters.Request{Agent: "nope", Prompt: "x"}, func(events.Event) error { return nil })
+	wantBin(t, fin, events.BinInvalidInput, events.ReasonBadRequest)
+	fin = adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: strings.Repeat("x", 17<<20), Bin: fakeBin(t, "ok")},
+		func(events.Event) error { return nil })
+	wantBin(t, fin, events.BinInvalidInput, events.ReasonPromptTooLarge)
+}
+
+// TestRunSinkError: a failing consumer stops the run; run.finished is still
+// returned.
+func TestRunSinkError(t *testing.T) {
+	t.Parallel()
+	n := 0
+	fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "hang"),
+		Limits: budget.Limits{Grace: time.Second, Timeout: 20 * time.Second}},
+		func(ev events.Event) error {
+			n++
+			if ev.Type() == events.TypeSessionStarted {
+				return errors.New("broken pipe")
+			}
+			return nil
+		})
+	wantBin(t, fin, events.BinInternal, "")
+	if !strings.Contains(fin.Error.Message, "broken pipe") {
+		t.Errorf("message = %q, want the sink's error", fin.Error.Message)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	in := []string{"x", "--api-key", "abc", "--token=zzz", "OPENAI_API_KEY=sk-123456789012", "prompt with sk-abcdefghijkl inside", "--model", "m"}
+	want := []string{"x", "--api-key", "[REDACTED]", "--token=[REDACTED]", "OPENAI_API_KEY=[REDACTED]", "prompt with [REDACTED] inside", "--model", "m"}
+	if got := adapters.Redact(in); !slicesEqual(got, want) {
+		t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+	}
+}
