@@ -1,0 +1,311 @@
+package opencode_test
+
+// Contract tests: the real OpenCode CLI (pinned in scripts/install-agents.sh)
+// run through hub against internal/mockllm, one scenario per test, offline.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubcli/hub/adapters"
+	_ "github.com/hubcli/hub/adapters/opencode"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/mockllm"
+	"github.com/hubcli/hub/internal/realcli"
+	"github.com/hubcli/hub/internal/schematest"
+)
+
+// Mock provider prices, USD per million tokens, as configured below.
+const (
+	priceIn, priceOut, priceCacheRead, priceCacheWrite = 3.0, 15.0, 0.3, 3.75
+)
+
+// config is an OpenCode config pointing provider "mock" at the server.
+func config(baseURL string) string {
+	return fmt.Sprintf(`{"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
+ "model": "mock/mock-model", "small_model": "mock/mock-model",
+ "provider": {"mock": {"npm": "@ai-sdk/openai-compatible",
+   "options": {"baseURL": %q, "apiKey": "x"},
+   "models": {"mock-model": {"tool_call": true,
+     "cost": {"input": %g, "output": %g, "cache_read": %g, "cache_write": %g},
+     "limit": {"context": 128000, "output": 8192}}}}}}`, baseURL+"/v1", priceIn, priceOut, priceCacheRead, priceCacheWrite)
+}
+
+type realRun struct {
+	fin    events.RunFinished
+	events []events.Event
+	took   time.Duration
+	server *mockllm.Server
+}
+
+func (r realRun) types() []events.Type {
+	var out []events.Type
+	for _, ev := range r.events {
+		out = append(out, ev.Type())
+	}
+	return out
+}
+
+// runReal runs the real opencode on prompt through adapters.Run with its own
+// mock server and home, and checks what every run must keep: a valid stream
+// with one run.finished last, and no process of the run left alive.
+func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Limits) realRun {
+	t.Helper()
+	bin := realcli.Bin(t, "opencode")
+	srv, err := mockllm.StartWith(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	dir, env := realcli.Home(t)
+	cfg := filepath.Join(dir, "opencode.json")
+	if err := os.WriteFile(cfg, []byte(config(srv.URL())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "OPENCODE_CONFIG="+cfg, "OPENCODE_DISABLE_MODELS_FETCH=1")
+	if limits.Timeout == 0 {
+		limits.Timeout = 2 * time.Minute
+	}
+	req := adapters.Request{Agent: "opencode", Prompt: prompt, Model: "mock/mock-model", Bin: bin, Cwd: work, Env: env, Limits: limits}
+	var res realRun
+	var stream bytes.Buffer
+	enc := events.NewEncoder(&stream)
+	start := time.Now()
+	res.fin = adapters.Run(t.Context(), req, func(ev events.Event) error {
+		res.events = append(res.events, ev)
+		return enc.Encode(ev)
+	})
+	res.took = time.Since(start)
+	res.server = srv
+	if err := schematest.ValidateStream(stream.Bytes()); err != nil {
+		t.Errorf("event stream invalid: %v\n%s", err, stream.Bytes())
+	}
+	if left := realcli.Leftovers(dir); len(left) > 0 {
+		t.Errorf("processes of the run still alive after Run returned: %v", left)
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("events:\n%s", stream.Bytes())
+	}
+	return res
+}
+
+func cost(in, out, cacheRead, cacheWrite int64) float64 {
+	return (float64(in)*priceIn + float64(out)*priceOut + float64(cacheRead)*priceCacheRead + float64(cacheWrite)*priceCacheWrite) / 1e6
+}
+
+func checkUsage(t *testing.T, got events.Tokens, in, out, cacheRead int64) {
+	t.Helper()
+	if got.Input != in || got.Output != out || got.CacheRead != cacheRead || got.CacheWrite != 0 {
+		t.Errorf("usage = in %d out %d cache read %d write %d, want %d %d %d 0", got.Input, got.Output, got.CacheRead, got.CacheWrite, in, out, cacheRead)
+	}
+	want := cost(in, out, cacheRead, 0)
+	if got.CostUSD == nil || math.Abs(*got.CostUSD-want) > 1e-9 {
+		t.Errorf("cost = %v, want %.6f", got.CostUSD, want)
+	}
+}
+
+func wantOK(t *testing.T, r realRun, text string) {
+	t.Helper()
+	if !r.fin.OK {
+		t.Fatalf("run.finished not ok: %v", r.fin.Error)
+	}
+	if r.fin.Text != text {
+		t.Errorf("text = %q, want %q", r.fin.Text, text)
+	}
+	if r.fin.SessionID == nil || !strings.HasPrefix(*r.fin.SessionID, "ses_") {
+		t.Errorf("session_id = %v, want ses_…", r.fin.SessionID)
+	}
+	if r.fin.ExitCode == nil || *r.fin.ExitCode != 0 {
+		t.Errorf("exit_code = %v, want 0", r.fin.ExitCode)
+	}
+	if r.fin.CostSource != events.CostReported {
+		t.Errorf("cost_source = %s, want reported", r.fin.CostSource)
+	}
+}
+
+func wantErr(t *testing.T, r realRun, bin events.Bin, reason events.Reason, status int) {
+	t.Helper()
+	e := r.fin.Error
+	if r.fin.OK || e == nil {
+		t.Fatalf("run.finished ok, want %s/%s", bin, reason)
+	}
+	if e.Bin != bin || e.Reason != reason {
+		t.Fatalf("error = %s/%s (%s), want %s/%s", e.Bin, e.Reason, e.Message, bin, reason)
+	}
+	if e.Retryable != events.Retryable(bin, reason) || e.Hint == "" {
+		t.Errorf("error retryable=%v hint=%q, want %v and a hint", e.Retryable, e.Hint, events.Retryable(bin, reason))
+	}
+	if status != 0 && (e.HTTPStatus == nil || *e.HTTPStatus != status) {
+		t.Errorf("http_status = %v, want %d", e.HTTPStatus, status)
+	}
+}
+
+func TestRealText(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, "Say hello. "+string(mockllm.Text), mockllm.Options{}, budget.Limits{})
+	wantOK(t, r, mockllm.TextAnswer)
+	checkUsage(t, r.fin.Usage, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
+	if r.fin.Turns != 1 || r.fin.ToolCalls != 0 {
+		t.Errorf("turns=%d tool_calls=%d, want 1, 0", r.fin.Turns, r.fin.ToolCalls)
+	}
+	// --title keeps OpenCode from a hidden title-generation call: the only
+	// model call is the one whose usage the stream reports.
+	if n := len(modelCalls(r.server)); n != 1 {
+		t.Errorf("model calls = %d, want 1 (no hidden title call)", n)
+	}
+	want := []events.Type{events.TypeRunStarted, events.TypeSessionStarted, events.TypeMessage, events.TypeUsage, events.TypeRunFinished}
+	if got := r.types(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("event types = %v, want %v", got, want)
+	}
+}
+
+func modelCalls(s *mockllm.Server) []mockllm.Request {
+	var out []mockllm.Request
+	for _, r := range s.Requests() {
+		if r.Scenario != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestRealPromptStartingWithDash(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, "--help -v "+string(mockllm.Text), mockllm.Options{}, budget.Limits{})
+	wantOK(t, r, mockllm.TextAnswer)
+}
+
+func TestRealTool(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, "Run the marker command. "+string(mockllm.Tool), mockllm.Options{}, budget.Limits{})
+	wantOK(t, r, mockllm.ToolAnswerPrefix+mockllm.ToolOutput)
+	var started *events.ToolStarted
+	var finished *events.ToolFinished
+	for _, ev := range r.events {
+		switch b := ev.Body.(type) {
+		case events.ToolStarted:
+			started = &b
+		case events.ToolFinished:
+			finished = &b
+		}
+	}
+	if started == nil || started.Name != "bash" || started.Kind != events.ToolShell || started.CallID != mockllm.ToolCallID {
+		t.Fatalf("tool.started = %+v, want bash/shell %s", started, mockllm.ToolCallID)
+	}
+	var input struct{ Command string }
+	if err := json.Unmarshal(started.Input, &input); err != nil || input.Command != mockllm.ToolCommand {
+		t.Errorf("tool input = %s, want command %q", started.Input, mockllm.ToolCommand)
+	}
+	if finished == nil || finished.Status != events.ToolOK || strings.TrimSpace(finished.Output) != mockllm.ToolOutput ||
+		finished.ExitCode == nil || *finished.ExitCode != 0 {
+		t.Errorf("tool.finished = %+v, want ok, output %q, exit 0", finished, mockllm.ToolOutput)
+	}
+	if r.fin.Turns != 2 || r.fin.ToolCalls != 1 {
+		t.Errorf("turns=%d tool_calls=%d, want 2, 1", r.fin.Turns, r.fin.ToolCalls)
+	}
+	checkUsage(t, r.fin.Usage, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
+}
+
+func TestRealBigUsage(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, "Big. "+string(mockllm.BigUsage), mockllm.Options{}, budget.Limits{})
+	wantOK(t, r, mockllm.TextAnswer)
+	// Usage over the model's 128k context makes OpenCode compact the session:
+	// more model calls follow the first, each reported by its own step. The
+	// first is the big one; the run's total is the sum of every step.
+	var steps []events.Usage
+	for _, ev := range r.events {
+		if u, ok := ev.Body.(events.Usage); ok {
+			steps = append(steps, u)
+		}
+	}
+	if len(steps) == 0 {
+		t.Fatal("no usage events")
+	}
+	checkUsage(t, steps[0].Step, mockllm.BigPromptTokens-mockllm.BigCachedTokens, mockllm.BigCompletionTokens, mockllm.BigCachedTokens)
+	var sum events.Tokens
+	sum.CostUSD = new(float64)
+	for _, u := range steps {
+		sum = sum.Add(u.Step)
+	}
+	checkUsage(t, r.fin.Usage, sum.Input, sum.Output, sum.CacheRead)
+	if r.fin.Turns != int64(len(steps)) || int64(len(modelCalls(r.server))) != r.fin.Turns {
+		t.Errorf("turns = %d, usage events %d, model calls %d: want all equal", r.fin.Turns, len(steps), len(modelCalls(r.server)))
+	}
+}
+
+func TestRealErrors(t *testing.T) {
+	t.Parallel()
+	// RetryAfter makes OpenCode's own retries of 429/5xx quick (it honours
+	// retry-after-ms); TestRealDefaultRetriesBoundedByTimeout covers the slow way.
+	fast := mockllm.Options{RetryAfter: 100 * time.Millisecond}
+	tests := []struct {
+		scenario mockllm.Scenario
+		bin      events.Bin
+		reason   events.Reason
+		status   int
+	}{
+		{mockllm.Unauthorized, events.BinUnavailable, events.ReasonAuth, 401},
+		{mockllm.RateLimited, events.BinUnavailable, events.ReasonRateLimit, 429},
+		{mockllm.ServerError, events.BinUnavailable, events.ReasonServer, 500},
+		{mockllm.Overloaded, events.BinUnavailable, events.ReasonOverloaded, 503},
+		{mockllm.Overflow, events.BinInvalidInput, events.ReasonContextOverflow, 0},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.scenario), func(t *testing.T) {
+			t.Parallel()
+			r := runReal(t, "Fail please. "+string(tt.scenario), fast, budget.Limits{Timeout: 90 * time.Second})
+			wantErr(t, r, tt.bin, tt.reason, tt.status)
+			t.Logf("%s: %s in %s", tt.scenario, r.fin.Error.Message, r.took.Round(time.Millisecond))
+		})
+	}
+}
+
+// TestRealIdle: a provider that never answers (hang) or stops mid-stream
+// (stall) ends by hub's idle timeout in about that time.
+func TestRealIdle(t *testing.T) {
+	t.Parallel()
+	const idle = 12 * time.Second // above OpenCode's start-up time on a busy 2-core machine
+	for _, sc := range []mockllm.Scenario{mockllm.Hang, mockllm.Stall} {
+		t.Run(string(sc), func(t *testing.T) {
+			t.Parallel()
+			r := runReal(t, "Wait. "+string(sc), mockllm.Options{}, budget.Limits{IdleTimeout: idle, Grace: 2 * time.Second})
+			wantErr(t, r, events.BinTimeout, events.ReasonIdle, 0)
+			// From the agent's last output (or the start) to the end: the
+			// idle timeout plus at most the grace and some slack.
+			n := len(r.events)
+			quiet := r.events[n-1].TS.Sub(r.events[n-2].TS)
+			if quiet < idle || quiet > idle+2*time.Second+3*time.Second {
+				t.Errorf("last output to run.finished = %s, want about the idle timeout %s", quiet, idle)
+			}
+		})
+	}
+}
+
+// TestRealDefaultRetriesBoundedByTimeout: with OpenCode's own backoff (no
+// retry-after), a failing provider keeps it silent for minutes; hub's wall
+// timeout ends the run on time.
+func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 20 * time.Second
+	r := runReal(t, "Fail slowly. "+string(mockllm.ServerError), mockllm.Options{}, budget.Limits{Timeout: timeout, Grace: 2 * time.Second})
+	wantErr(t, r, events.BinTimeout, events.ReasonWall, 0)
+	if r.took > timeout+10*time.Second {
+		t.Errorf("run took %s, want about %s", r.took, timeout)
+	}
+	if n := len(modelCalls(r.server)); n < 2 {
+		t.Errorf("model calls = %d, want OpenCode to have retried", n)
+	}
+}
