@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The main job, offline: builds hub, installs the pinned OpenCode CLI, starts
+# hub's mock model server on 127.0.0.1, and runs the real OpenCode through
+# `hub run` — once for people (text), once for programs (jsonl), and once
+# against a provider that rejects the API key, to show an error bin.
+#
+#   bash scripts/demo.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+mkdir -p bin
+go build -o bin/hub ./cmd/hub
+go build -o bin/mockllm ./cmd/mockllm
+bash scripts/install-agents.sh opencode >/dev/null
+
+work=$(mktemp -d)
+mock_pid=
+cleanup() {
+  [[ -n $mock_pid ]] && kill "$mock_pid" 2>/dev/null && wait "$mock_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Start the mock model server; it prints MOCKLLM_URL=… once it listens.
+coproc MOCK { exec bin/mockllm; }
+mock_pid=$MOCK_PID
+read -r -t 10 line <&"${MOCK[0]}" || { echo "demo: mock server did not start" >&2; exit 1; }
+url=${line#MOCKLLM_URL=}
+echo "demo: mock model server at $url"
+
+# A private home for OpenCode, and a config naming the mock provider
+# (prices in USD per million tokens, so that cost is reported).
+export HOME=$work/home XDG_CONFIG_HOME=$work/xdg/config XDG_DATA_HOME=$work/xdg/data \
+  XDG_CACHE_HOME=$work/xdg/cache XDG_STATE_HOME=$work/xdg/state
+mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME" "$work/project"
+cat >"$work/opencode.json" <<JSON
+{"autoupdate": false, "share": "disabled",
+ "model": "mock/mock-model", "small_model": "mock/mock-model",
+ "provider": {"mock": {"npm": "@ai-sdk/openai-compatible",
+   "options": {"baseURL": "$url/v1", "apiKey": "x"},
+   "models": {"mock-model": {"tool_call": true,
+     "cost": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75},
+     "limit": {"context": 128000, "output": 8192}}}}}}
+JSON
+export OPENCODE_CONFIG=$work/opencode.json OPENCODE_DISABLE_MODELS_FETCH=1
+export PATH="$root/.tools/npm/node_modules/.bin:$PATH"
+
+hub=(bin/hub run --agent opencode --model mock/mock-model --cwd "$work/project" --timeout 2m --idle-timeout 60s)
+
+echo
+echo "\$ hub run --agent opencode --output text \"Check the shell works, then report. MOCK_TOOL\""
+"${hub[@]}" --output text "Check the shell works, then report. MOCK_TOOL"
+
+echo
+echo "\$ hub run --agent opencode --output jsonl \"Say hello. MOCK_TEXT\""
+"${hub[@]}" --output jsonl "Say hello. MOCK_TEXT"
+
+echo
+echo "\$ hub run --agent opencode --output json \"This provider rejects the key. MOCK_401\""
+status=0
+"${hub[@]}" --output json "This provider rejects the key. MOCK_401" || status=$?
+echo "demo: hub exited $status (7 = unavailable: the bin for auth, rate limits and outages)"
+[[ $status -eq 7 ]]

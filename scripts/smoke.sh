@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Smoke test against a REAL provider (costs a little money). Not run in CI.
+# Runs only when HUB_SMOKE=1 and credentials are present; otherwise it says
+# it skipped and exits 0.
+#
+#   HUB_SMOKE=1 HUB_SMOKE_MODEL=anthropic/claude-haiku-4-5 bash scripts/smoke.sh
+#
+# HUB_SMOKE_MODEL is an OpenCode provider/model; the provider's key comes from
+# the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, …) or from
+# `opencode auth login`.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if [[ ${HUB_SMOKE:-} != 1 ]]; then
+  echo "smoke: skipped (set HUB_SMOKE=1 to run against a real provider)"
+  exit 0
+fi
+auth_file=${XDG_DATA_HOME:-$HOME/.local/share}/opencode/auth.json
+if [[ -z ${ANTHROPIC_API_KEY:-}${OPENAI_API_KEY:-}${OPENROUTER_API_KEY:-}${GEMINI_API_KEY:-} && ! -s $auth_file ]]; then
+  echo "smoke: skipped (no provider credentials: set a provider API key or run \`opencode auth login\`)"
+  exit 0
+fi
+model=${HUB_SMOKE_MODEL:?smoke: set HUB_SMOKE_MODEL to an OpenCode provider/model, e.g. anthropic/claude-haiku-4-5}
+
+mkdir -p bin
+go build -o bin/hub ./cmd/hub
+bash scripts/install-agents.sh opencode >/dev/null
+export PATH="$root/.tools/npm/node_modules/.bin:$PATH"
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+status=0
+bin/hub run --agent opencode --model "$model" --timeout 120s --idle-timeout 90s --output json \
+  "Reply with exactly the word pong and nothing else." >"$out" || status=$?
+cat "$out"
+if [[ $status -ne 0 ]]; then
+  echo "smoke: FAILED: hub exited $status" >&2
+  exit 1
+fi
+if ! grep -qi '"text":"[^"]*pong' "$out"; then
+  echo "smoke: FAILED: answer does not contain pong" >&2
+  exit 1
+fi
+echo "smoke: ok"
