@@ -1,0 +1,61 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/framer"
+	"github.com/hubcli/hub/normalize"
+)
+
+// Replay normalizes a saved raw transcript — an agent's stdout as --raw-log
+// writes it — exactly as a live run would: the same framing, line cleaning,
+// decoder and outcome rules, given how the process ended (end). It uses
+// req.Agent, req.Model, req.Cwd, req.MaxLine, req.RunID and req.Clock; no
+// process is started, so run.started has a null pid and agent_version.
+// Cancelling ctx stops reading and ends the run as cancelled/caller.
+//
+// Like Run, it writes exactly one run.finished, last, and returns it.
+func Replay(ctx context.Context, req Request, transcript io.Reader, end normalize.End, sink Sink) events.RunFinished {
+	r := &run{req: req, sink: sink, clock: req.Clock, runID: req.RunID}
+	if r.clock == nil {
+		r.clock = events.Now
+	}
+	if r.runID == "" {
+		r.runID = newRunID()
+	}
+	r.start = r.clock()
+	ad, err := Lookup(req.Agent)
+	if err != nil {
+		return r.fail(nil, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"use one of the agents `hub agents` lists", "%v", err))
+	}
+	r.emit(events.RunStarted{Argv: []string{}, Cwd: r.cwd(), Limits: req.Limits.Event()})
+	dec := ad.NewDecoder(req)
+	maxLine := req.MaxLine
+	if maxLine <= 0 {
+		maxLine = framer.DefaultMaxLine
+	}
+	fr := framer.New(transcript, maxLine)
+	for ctx.Err() == nil && r.sinkErr == nil {
+		l, err := fr.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.emit(events.Notice{Kind: events.NoticeParseError, Message: "reading transcript: " + err.Error()})
+			}
+			break
+		}
+		r.line(dec, l, maxLine)
+	}
+	out := dec.Outcome(end)
+	if ctx.Err() != nil {
+		out.OK, out.Error = false, events.NewError(events.BinCancelled, events.ReasonCaller,
+			"nothing to do if you meant to stop it", "replay cancelled: %v", context.Cause(ctx))
+	}
+	if r.sinkErr != nil {
+		out.OK, out.Error = false, events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", r.sinkErr)
+	}
+	return r.finish(out, end.ExitCode, end.Signal)
+}

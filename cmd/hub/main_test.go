@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/schematest"
+)
+
+// TestMain lets the test binary act as hub itself (HUB_TEST_AS_HUB=1), for
+// tests that need a real process to signal.
+func TestMain(m *testing.M) {
+	if os.Getenv("HUB_TEST_AS_HUB") == "1" {
+		os.Exit(runMain())
+	}
+	os.Exit(m.Run())
+}
+
+func runMain() int {
+	ctx, stop := signalContext()
+	defer stop()
+	return run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// fakeAgent writes a shell script that answers --version with 1.18.33 and
+// otherwise runs body, and returns its path.
+func fakeAgent(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "opencode")
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 1.18.33; exit 0; fi\n" + body + "\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const okBody = `echo '{"type":"step_start","sessionID":"ses_x","part":{}}'
+echo '{"type":"text","sessionID":"ses_x","part":{"type":"text","text":"the answer"}}'
+echo '{"type":"step_finish","sessionID":"ses_x","part":{"reason":"stop","tokens":{"input":3,"output":4,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}'`
+
+// hub runs the CLI in-process. Not in parallel: urfave/cli v2 keeps global
+// flag state (its help flag) that concurrent apps race on.
+func hub(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(t.Context(), append([]string{"hub"}, args...), strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := [][]string{
+		{"run", "x"},                                        // no --agent
+		{"run", "--agent", "nope", "x"},                     // unknown agent
+		{"run", "--agent", "opencode"},                      // no prompt
+		{"run", "--agent", "opencode", "--output", "xml", "x"},
+		{"run", "--agent", "opencode", "--no-such-flag", "x"},
+		{"run", "--agent", "opencode", "--timeout", "soon", "x"},
+		{"run", "--agent", "opencode", "--prompt-file", "/nonexistent", "x"},
+		{"run", "--agent", "opencode", "--env", "NOEQUALS", "x"},
+		{"run", "--agent", "opencode", "--cwd", "/nonexistent", "x"},
+		{"no-such-command"},
+	}
+	for _, args := range tests {
+		code, _, stderr := hub(t, "", args...)
+		if code != 2 {
+			t.Errorf("hub %q = exit %d, want 2 (stderr %q)", args, code, stderr)
+		}
+	}
+}
+
+func TestSchemaAndVersion(t *testing.T) {
+	code, out, _ := hub(t, "", "schema")
+	if code != 0 || !json.Valid([]byte(out)) || out != string(events.Schema) {
+		t.Errorf("hub schema = exit %d, %d bytes; want 0 and events.Schema", code, len(out))
+	}
+	code, out, _ = hub(t, "", "version")
+	if code != 0 || !strings.HasPrefix(out, "hub ") {
+		t.Errorf("hub version = %d %q", code, out)
+	}
+}
+
+func TestRunOutputs(t *testing.T) {
+	bin := fakeAgent(t, okBody)
+	code, out, errOut := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "hi")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	if err := schematest.ValidateStream([]byte(out)); err != nil {
+		t.Errorf("jsonl output: %v", err)
+	}
+
+	code, out, _ = hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "json", "hi")
+	var fin struct {
+		Type string
+		OK   bool
+		Text string
+	}
+	if err := json.Unmarshal([]byte(out), &fin); err != nil || code != 0 || fin.Type != "run.finished" || !fin.OK || fin.Text != "the answer" {
+		t.Errorf("--output json = exit %d %q (%v), want one ok run.finished", code, out, err)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Errorf("--output json printed %d lines, want 1", strings.Count(out, "\n"))
+	}
+
+	code, out, errOut = hub(t, "", "run", "--agent", "opencode", "--bin", bin, "hi")
+	if code != 0 || out != "the answer\n" || !strings.Contains(errOut, "ok") || !strings.Contains(errOut, "7 tokens") {
+		t.Errorf("--output text = exit %d stdout %q stderr %q", code, out, errOut)
+	}
+}
+
+func TestRunPromptSources(t *testing.T) {
+	// The fake answers with the bytes it got after "--" and on stdin.
+	bin := fakeAgent(t, `while [ "$1" != "--" ] && [ $# -gt 0 ]; do shift; done; shift
+arg="$1"; in=$(cat)
+printf '{"type":"text","sessionID":"s","part":{"type":"text","text":"arg=%s stdin=%s"}}\n' "$arg" "$in"
+echo '{"type":"step_finish","sessionID":"s","part":{"reason":"stop","tokens":{},"cost":0}}'`)
+	pf := filepath.Join(t.TempDir(), "prompt.txt")
+	os.WriteFile(pf, []byte("from file"), 0o644)
+	tests := []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"", []string{"two", "words"}, "arg=two words stdin="},
+		{"piped prompt", []string{"-"}, "arg=piped prompt stdin="},
+		{"", []string{"--prompt-file", pf}, "arg=from file stdin="},
+		{"", []string{"--", "-v"}, "arg=-v stdin="},
+	}
+	for _, tt := range tests {
+		args := append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "json"}, tt.args...)
+		// --prompt-file must come before the positional arguments.
+		if tt.args[0] == "--prompt-file" {
+			args = append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "json"}, tt.args...)
+		}
+		code, out, errOut := hub(t, tt.stdin, args...)
+		var fin struct{ Text string }
+		json.Unmarshal([]byte(out), &fin)
+		if code != 0 || fin.Text != tt.want {
+			t.Errorf("hub %q = exit %d text %q (stderr %q), want %q", tt.args, code, fin.Text, errOut, tt.want)
+		}
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	tests := []struct {
+		body string
+		args []string
+		code int
+	}{
+		{okBody, nil, 0},
+		{`echo 'Error: ProviderModelNotFoundError' >&2; exit 1`, nil, 5},
+		{`echo '{"type":"error","sessionID":"s","error":{"name":"APIError","data":{"message":"bad key","statusCode":401}}}'; exit 1`, nil, 7},
+		{`exit 0`, nil, 10},
+		{`exit 4`, nil, 1},
+		{`sleep 30`, []string{"--timeout", "300ms", "--grace", "200ms"}, 8},
+	}
+	for _, tt := range tests {
+		bin := fakeAgent(t, tt.body)
+		args := append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "jsonl"}, tt.args...)
+		code, out, _ := hub(t, "", append(args, "x")...)
+		if code != tt.code {
+			t.Errorf("agent %q: exit %d, want %d\n%s", tt.body, code, tt.code, out)
+		}
+		if err := schematest.ValidateStream([]byte(out)); err != nil {
+			t.Errorf("agent %q: %v", tt.body, err)
+		}
+	}
+	code, out, _ := hub(t, "", "run", "--agent", "opencode", "--bin", "/nonexistent/opencode", "--output", "jsonl", "x")
+	if code != 3 || !strings.Contains(out, "npm i -g opencode-ai") {
+		t.Errorf("missing binary: exit %d %s, want 3 with the install hint", code, out)
+	}
+}
+
+// TestSignalStopsAgent sends SIGINT to a real hub process running a hanging
+// agent: hub must stop the agent's group and still print run.finished.
+func TestSignalStopsAgent(t *testing.T) {
+	t.Parallel()
+	exe, _ := os.Executable()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	bin := fakeAgent(t, `echo $$ > `+pidfile+`
+echo '{"type":"step_start","sessionID":"ses_sig","part":{}}'
+sleep 300 & wait`)
+	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--grace", "1s", "x")
+	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
+	var out syncBuffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "ses_sig") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	if code != 130 {
+		t.Errorf("hub exit = %d (%v), want 130", code, err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, `"type":"run.finished"`) || !strings.Contains(last, `"bin":"cancelled","reason":"caller"`) {
+		t.Errorf("last line = %s, want run.finished cancelled/caller", last)
+	}
+	if err := schematest.ValidateStream([]byte(out.String())); err != nil {
+		t.Error(err)
+	}
+	b, _ := os.ReadFile(pidfile)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	if pid == 0 {
+		t.Fatal("agent never wrote its pid")
+	}
+	if err := syscall.Kill(-pid, 0); err != syscall.ESRCH {
+		t.Errorf("agent's process group %d still exists after hub exited (kill = %v)", pid, err)
+	}
+}
+
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
