@@ -59,9 +59,9 @@ func hub(t *testing.T, stdin string, args ...string) (code int, stdout, stderr s
 
 func TestUsageErrors(t *testing.T) {
 	tests := [][]string{
-		{"run", "x"},                                        // no --agent
-		{"run", "--agent", "nope", "x"},                     // unknown agent
-		{"run", "--agent", "opencode"},                      // no prompt
+		{"run", "x"},                    // no --agent
+		{"run", "--agent", "nope", "x"}, // unknown agent
+		{"run", "--agent", "opencode"},  // no prompt
 		{"run", "--agent", "opencode", "--output", "xml", "x"},
 		{"run", "--agent", "opencode", "--no-such-flag", "x"},
 		{"run", "--agent", "opencode", "--timeout", "soon", "x"},
@@ -225,7 +225,6 @@ sleep 300 & wait`)
 		t.Errorf("agent's process group %d still exists after hub exited (kill = %v)", pid, err)
 	}
 }
-
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
 type syncBuffer struct {
