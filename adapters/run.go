@@ -77,6 +77,7 @@ func Run(ctx context.Context, req Request, sink Sink) events.RunFinished {
 		r.runID = newRunID()
 	}
 	r.start = r.clock()
+	r.began = time.Now()
 	return r.do(ctx)
 }
 
@@ -85,7 +86,8 @@ type run struct {
 	sink  Sink
 	clock func() time.Time
 	runID string
-	start time.Time
+	start time.Time // by r.clock, for duration_ms
+	began time.Time // monotonic, for the wall-clock limit
 
 	seq     int64
 	sinkErr error
@@ -212,7 +214,8 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	if lim.Timeout > 0 {
-		t := time.AfterFunc(lim.Timeout, func() { stop(ErrWallTimeout) })
+		// The limit covers the whole run, version probe included.
+		t := time.AfterFunc(lim.Timeout-time.Since(r.began), func() { stop(ErrWallTimeout) })
 		defer t.Stop()
 	}
 
