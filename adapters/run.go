@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,8 +31,10 @@ import (
 // classification: the last 64 KiB.
 const StderrTailBytes = 64 << 10
 
-// pipeDrain bounds how long Wait keeps reading stdout after the agent exited
-// while a grandchild still holds the pipe open (exec.Cmd.WaitDelay).
+// pipeDrain is how long hub keeps waiting for more stdout or stderr bytes
+// once the agent has exited and the pipe is empty, in case a process outside
+// its group still holds the pipe open. Bytes the agent wrote before exiting
+// are always read in full, however slow the consumer.
 const pipeDrain = time.Second
 
 // The causes with which hub stops a run (context.Cause of the run's context).
@@ -197,12 +200,25 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	if spec.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
-	pr, pw := io.Pipe()
-	cmd.Stdout = pw
-	stderr := &proc.Tail{Max: StderrTailBytes}
-	cmd.Stderr = stderr
-	cmd.WaitDelay = pipeDrain
+	// Real pipes, read here rather than by os/exec's copy goroutines: Wait
+	// then never waits on (or, after WaitDelay, cuts off) output that a slow
+	// consumer has not read yet.
+	stdout, stdoutW, err := os.Pipe()
+	if err != nil {
+		return r.fail(Redact(argv), inst.Version, fmt.Errorf("stdout pipe: %w", err))
+	}
+	defer stdout.Close()
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		stdoutW.Close()
+		return r.fail(Redact(argv), inst.Version, fmt.Errorf("stderr pipe: %w", err))
+	}
+	defer stderrR.Close()
+	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
+	cmd.WaitDelay = pipeDrain // bounds only the stdin copy when a prompt is piped
 	g, err := proc.Start(cmd)
+	stdoutW.Close()
+	stderrW.Close()
 	if err != nil {
 		return r.fail(Redact(argv), inst.Version, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
 			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err))
@@ -252,39 +268,49 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 		}
 		return nil
 	})
-	// Waiter: reap the agent, then end the reader's input.
+	out := &pipeReader{f: stdout}
+	errOut := &pipeReader{f: stderrR}
+	// Waiter: reap the agent; what is left of its group is orphaned, so kill
+	// it; then let the readers drain what the pipes still hold.
 	eg.Go(func() error {
 		waitErr = cmd.Wait()
 		close(exited)
-		pw.Close()
+		_ = g.Signal(syscall.SIGKILL)
+		out.agentExited()
+		errOut.agentExited()
+		return nil
+	})
+	stderr := &proc.Tail{Max: StderrTailBytes}
+	eg.Go(func() error {
+		_, _ = io.Copy(stderr, errOut)
 		return nil
 	})
 	// Reader: frame, decode and emit, until stdout ends.
 	dec := ad.NewDecoder(r.req)
 	eg.Go(func() error {
-		r.read(runCtx, stop, pr, dec)
+		r.read(runCtx, stop, out, dec)
 		return nil
 	})
 	_ = eg.Wait()
 	stop(errExited)
 	g.Reap(2 * time.Second)
-	_ = waitErr // the exit status comes from ProcessState; a WaitDelay expiry is not a failure
+	_ = waitErr // the exit status comes from ProcessState
 
 	code, sig := proc.ExitStatus(cmd.ProcessState)
 	end := normalize.End{ExitCode: code, Signal: sig, Stderr: stderr.String(), Stopped: stopCause != nil}
-	out := dec.Outcome(end)
+	outcome := dec.Outcome(end)
 	if e := r.hubCause(ctx, stopCause, lim); e != nil {
-		out.OK, out.Error = false, e
+		outcome.OK, outcome.Error = false, e
 	}
 	if errors.Is(stopCause, ErrLinger) {
 		r.emit(events.Notice{Kind: events.NoticeLingerKill,
 			Message: fmt.Sprintf("agent did not exit within %s of its terminal event; hub stopped it", lim.LingerOrDefault())})
 	}
 	if r.sinkErr != nil {
-		out.OK = false
-		out.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", r.sinkErr)
+		outcome.OK = false
+		outcome.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", r.sinkErr)
 	}
-	return r.finish(out, code, sig)
+	return r.finish(outcome, code, sig)
 }
 
 // hubCause maps the reason hub stopped the agent to its error, or nil when
@@ -438,4 +464,29 @@ func (l *rawLog) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// pipeReader reads one of the agent's output pipes. Until the agent exits it
+// blocks like any pipe; after agentExited, a read that waits more than
+// pipeDrain for a byte ends the stream (io.EOF): whatever still holds the
+// pipe open is not the agent.
+type pipeReader struct {
+	f      *os.File
+	exited atomic.Bool
+}
+
+func (p *pipeReader) agentExited() {
+	p.exited.Store(true)
+	_ = p.f.SetReadDeadline(time.Now().Add(pipeDrain))
+}
+
+func (p *pipeReader) Read(b []byte) (int, error) {
+	n, err := p.f.Read(b)
+	if n > 0 && p.exited.Load() {
+		_ = p.f.SetReadDeadline(time.Now().Add(pipeDrain))
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return n, io.EOF
+	}
+	return n, err
 }

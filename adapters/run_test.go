@@ -375,3 +375,23 @@ func TestRedact(t *testing.T) {
 		t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 	}
 }
+
+// TestRunSlowConsumerLosesNothing: the agent writes everything and exits
+// while the consumer is still busy; hub must still read all of it.
+func TestRunSlowConsumerLosesNothing(t *testing.T) {
+	t.Parallel()
+	var got []events.Type
+	fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "ok")},
+		func(ev events.Event) error {
+			if ev.Type() == events.TypeSessionStarted {
+				time.Sleep(2500 * time.Millisecond) // longer than hub's pipe drain
+			}
+			got = append(got, ev.Type())
+			return nil
+		})
+	wantBin(t, fin, "", "")
+	want := []events.Type{events.TypeRunStarted, events.TypeSessionStarted, events.TypeMessage, events.TypeUsage, events.TypeRunFinished}
+	if !slicesEqual(got, want) || fin.Text != "fake answer" {
+		t.Errorf("events = %v text %q, want %v and the answer", got, fin.Text, want)
+	}
+}
