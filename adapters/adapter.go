@@ -76,7 +76,3 @@ type Request struct {
 	// Clock stamps events; nil means events.Now. Tests inject one.
 	Clock func() time.Time
 }
-
-// MaxArgBytes is the longest single argv string Linux accepts
-// (MAX_ARG_STRLEN, 32 pages of 4 KiB, including the terminating NUL).
-const MaxArgBytes = 32*4096 - 1

@@ -77,8 +77,7 @@ func replay(t *testing.T, raw string) []byte {
 		if code, err := strconv.Atoi(s); err == nil {
 			end.ExitCode = &code
 		} else {
-			end.Signal = s
-			end.Stopped = true
+			end.Signal = s // a signal name; who sent it is not recorded
 		}
 	} else {
 		zero := 0

@@ -21,8 +21,7 @@ const Name = "opencode"
 // (1.18.33 was recorded in testdata/opencode; 1.18.0 shares its format).
 const MinVersion = "1.18.0"
 
-// MaxPromptBytes is the largest prompt hub sends (on stdin when it does not
-// fit in one argv string): 16 MiB.
+// MaxPromptBytes is the largest prompt hub sends to OpenCode: 16 MiB.
 const MaxPromptBytes = 16 << 20
 
 // Adapter runs OpenCode. The zero value is ready to use.
@@ -52,14 +51,17 @@ func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error
 
 // Command implements adapters.Adapter. The argv is
 //
-//	opencode run --format json --title=T [--model=P/M] [--session=S] -- PROMPT
+//	opencode run --format json --title=T [--model=P/M] [--session=S]
 //
-// Values use the --flag=value form and the prompt follows "--", so neither
-// can be read as a flag whatever it starts with. --title stops OpenCode from
-// spending an unreported model call on generating a session title. A prompt
-// too long for one argv string (or holding a NUL byte) goes on stdin instead,
-// which OpenCode reads when stdin is not a terminal; over MaxPromptBytes it is
-// refused as invalid_input/prompt_too_large.
+// and the prompt goes on stdin, which hub then closes. OpenCode reads stdin
+// when it is not a terminal and passes it on byte for byte, while a prompt
+// given in argv is rewritten (1.18.33 wraps an argument holding a space in
+// double quotes and escapes the quotes inside it); stdin also has no argv
+// length limit and can never be read as a flag. Values use the --flag=value
+// form for the same reason. --title stops OpenCode from spending an
+// unreported model call on generating a session title. A prompt over
+// MaxPromptBytes is refused as invalid_input/prompt_too_large; an empty one as
+// invalid_input/bad_request.
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
 	if strings.TrimSpace(req.Prompt) == "" {
 		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
@@ -77,18 +79,13 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" {
 		args = append(args, "--session="+req.Resume)
 	}
-	cmd := adapters.Command{
-		Path: inst.Path,
+	return adapters.Command{
+		Path:  inst.Path,
+		Args:  args,
+		Stdin: []byte(req.Prompt),
 		// A run must not update the binary under hub's feet.
 		Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"},
-	}
-	if len(req.Prompt) >= adapters.MaxArgBytes || strings.IndexByte(req.Prompt, 0) >= 0 {
-		cmd.Stdin = []byte(req.Prompt)
-	} else {
-		args = append(args, "--", req.Prompt)
-	}
-	cmd.Args = args
-	return cmd, nil
+	}, nil
 }
 
 // title is the session title: the prompt's first line, at most 60 bytes.

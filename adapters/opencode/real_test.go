@@ -181,10 +181,24 @@ func modelCalls(s *mockllm.Server) []mockllm.Request {
 	return out
 }
 
-func TestRealPromptStartingWithDash(t *testing.T) {
+// TestRealPromptExact: the model gets the prompt byte for byte — quotes,
+// newlines, a leading dash — and no flag is read from it.
+func TestRealPromptExact(t *testing.T) {
 	t.Parallel()
-	r := runReal(t, "--help -v "+string(mockllm.Text), mockllm.Options{}, budget.Limits{})
+	prompt := "--help -v \"quoted\"  two  spaces\nsecond line " + string(mockllm.Text)
+	r := runReal(t, prompt, mockllm.Options{}, budget.Limits{})
 	wantOK(t, r, mockllm.TextAnswer)
+	calls := modelCalls(r.server)
+	if len(calls) == 0 || calls[0].UserText != prompt {
+		t.Errorf("model got user text %q, want %q", firstUser(calls), prompt)
+	}
+}
+
+func firstUser(calls []mockllm.Request) string {
+	if len(calls) == 0 {
+		return "(no call)"
+	}
+	return calls[0].UserText
 }
 
 func TestRealTool(t *testing.T) {

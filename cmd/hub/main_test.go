@@ -119,10 +119,9 @@ func TestRunOutputs(t *testing.T) {
 }
 
 func TestRunPromptSources(t *testing.T) {
-	// The fake answers with the bytes it got after "--" and on stdin.
-	bin := fakeAgent(t, `while [ "$1" != "--" ] && [ $# -gt 0 ]; do shift; done; shift
-arg="$1"; in=$(cat)
-printf '{"type":"text","sessionID":"s","part":{"type":"text","text":"arg=%s stdin=%s"}}\n' "$arg" "$in"
+	// The fake answers with the prompt it got on stdin.
+	bin := fakeAgent(t, `in=$(cat)
+printf '{"type":"text","sessionID":"s","part":{"type":"text","text":"stdin=%s"}}\n' "$in"
 echo '{"type":"step_finish","sessionID":"s","part":{"reason":"stop","tokens":{},"cost":0}}'`)
 	pf := filepath.Join(t.TempDir(), "prompt.txt")
 	os.WriteFile(pf, []byte("from file"), 0o644)
@@ -131,10 +130,10 @@ echo '{"type":"step_finish","sessionID":"s","part":{"reason":"stop","tokens":{},
 		args  []string
 		want  string
 	}{
-		{"", []string{"two", "words"}, "arg=two words stdin="},
-		{"piped prompt", []string{"-"}, "arg=piped prompt stdin="},
-		{"", []string{"--prompt-file", pf}, "arg=from file stdin="},
-		{"", []string{"--", "-v"}, "arg=-v stdin="},
+		{"", []string{"two", "words"}, "stdin=two words"},
+		{"piped prompt", []string{"-"}, "stdin=piped prompt"},
+		{"", []string{"--prompt-file", pf}, "stdin=from file"},
+		{"", []string{"--", "-v"}, "stdin=-v"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "json"}, tt.args...)

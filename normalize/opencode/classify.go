@@ -59,6 +59,7 @@ func Classify(e gjson.Result) *events.Error {
 		msg = e.Get("message").String()
 	}
 	body := data.Get("responseBody").String()
+	code := data.Get("metadata.code").String() // e.g. ProviderHeaderTimeoutError
 	status := int(data.Get("statusCode").Int())
 	text := msg + " " + body
 	message := strings.TrimSpace(name + ": " + msg)
@@ -94,7 +95,7 @@ func Classify(e gjson.Result) *events.Error {
 		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
 	case status == 400 || status == 413 || status == 422:
 		return mk(events.BinInvalidInput, events.ReasonBadRequest, "read the provider's message and fix the request")
-	case isNetwork(text):
+	case code == "ProviderHeaderTimeoutError" || code == "ProviderResponseStreamError" || isNetwork(text):
 		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
 	}
 	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run opencode by hand for details")

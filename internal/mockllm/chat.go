@@ -1,0 +1,258 @@
+package mockllm
+
+// OpenAI Chat Completions: POST /v1/chat/completions, used by opencode and pi
+// (and anything built on @ai-sdk/openai-compatible).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+var chatAPI = wireAPI{parse: parseChat, badRequest: chatBadRequest, write: writeChat}
+
+// chatRequest is the part of a chat.completions request the server reads.
+type chatRequest struct {
+	Model    string `json:"model"`
+	Stream   bool   `json:"stream"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []struct {
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
+}
+
+func parseChat(body []byte) (call, error) {
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return call{}, err
+	}
+	c := call{model: req.Model, stream: req.Stream}
+	var user, system []string
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "user":
+			user = append(user, chatText(m.Content))
+		case "system", "developer":
+			system = append(system, chatText(m.Content))
+		case "tool":
+			text := chatText(m.Content)
+			c.toolResult = &text
+		}
+	}
+	c.scenario = chooseScenario(user, system)
+	if len(user) > 0 {
+		c.userText = user[0]
+	}
+	for _, t := range req.Tools {
+		c.tools = append(c.tools, tool{name: t.Function.Name, schema: t.Function.Parameters})
+	}
+	return c, nil
+}
+
+// chatText returns the text of a message's content: a string, or an array of
+// parts of which the text ones count. Anything else has no text.
+func chatText(content json.RawMessage) string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(content, &parts) != nil {
+		return ""
+	}
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		texts = append(texts, p.Text)
+	}
+	return strings.Join(texts, "")
+}
+
+func chatBadRequest(w http.ResponseWriter, err error) {
+	writeJSON(w, http.StatusBadRequest, nil, openAIError("mockllm: cannot read request body: "+err.Error(), "invalid_request_error", nil))
+}
+
+// chatError is how one failing scenario looks in this API.
+type chatError struct {
+	status int
+	body   string
+}
+
+var chatErrors = map[Scenario]chatError{
+	Unauthorized: {http.StatusUnauthorized,
+		`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
+	RateLimited: {http.StatusTooManyRequests,
+		`{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
+	ServerError: {http.StatusInternalServerError,
+		`{"error":{"message":"The server had an error while processing your request","type":"server_error","param":null,"code":null}}`},
+	Overloaded: {http.StatusServiceUnavailable,
+		`{"error":{"message":"The server is overloaded","type":"server_error","code":"overloaded"}}`},
+	Overflow: {http.StatusBadRequest,
+		`{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 200000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`},
+}
+
+// The JSON shapes of responses, as structs so fields keep OpenAI's order.
+type (
+	chatChunk struct {
+		ID      string        `json:"id"`
+		Object  string        `json:"object"`
+		Created int           `json:"created"`
+		Model   string        `json:"model"`
+		Choices []chatChoice  `json:"choices"`
+		Usage   *chatUsageObj `json:"usage,omitempty"`
+	}
+	chatChoice struct {
+		Index        int          `json:"index"`
+		Delta        *chatMessage `json:"delta,omitempty"`
+		Message      *chatMessage `json:"message,omitempty"`
+		FinishReason *string      `json:"finish_reason"`
+	}
+	chatMessage struct {
+		Role      string         `json:"role,omitempty"`
+		Content   *string        `json:"content,omitempty"`
+		ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+	}
+	chatToolCall struct {
+		Index    *int   `json:"index,omitempty"` // streamed deltas only
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type,omitempty"`
+		Function struct {
+			Name      string `json:"name,omitempty"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	chatUsageObj struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		TotalTokens         int `json:"total_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	}
+)
+
+func chatUsage(u usage) *chatUsageObj {
+	o := &chatUsageObj{PromptTokens: u.prompt, CompletionTokens: u.completion, TotalTokens: u.prompt + u.completion}
+	o.PromptTokensDetails.CachedTokens = u.cached
+	return o
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// chatFinishReason is the finish_reason a reply ends with.
+func (r reply) chatFinishReason() string {
+	if r.kind == replyTool {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func writeChat(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c call, r reply) {
+	switch r.kind {
+	case replyFail:
+		e := chatErrors[r.scenario]
+		writeJSON(w, e.status, retryHeaders(r.retryAfter), json.RawMessage(e.body))
+		return
+	case replyHang:
+		wait(ctx)
+		return
+	}
+	base := chatChunk{ID: "chatcmpl-mock-" + strconv.Itoa(id), Object: "chat.completion.chunk", Created: created, Model: c.model}
+	if !c.stream {
+		writeChatCompletion(ctx, w, base, r)
+		return
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(choice *chatChoice, u *chatUsageObj) bool {
+		chunk := base
+		chunk.Choices = []chatChoice{}
+		if choice != nil {
+			chunk.Choices = []chatChoice{*choice}
+		}
+		chunk.Usage = u
+		b, _ := json.Marshal(chunk) // cannot fail: no maps, no floats
+		return p.event(fmt.Appendf(nil, "data: %s\n\n", b))
+	}
+	delta := func(m chatMessage) bool { return send(&chatChoice{Delta: &m}, nil) }
+
+	if !delta(chatMessage{Role: "assistant", Content: ptr("")}) {
+		return
+	}
+	for i, piece := range r.text {
+		if r.kind == replyStall && i == StallDeltas {
+			wait(ctx)
+			return
+		}
+		if !delta(chatMessage{Content: ptr(piece)}) {
+			return
+		}
+	}
+	if r.kind == replyStall { // an answer shorter than StallDeltas pieces
+		wait(ctx)
+		return
+	}
+	if r.kind == replyTool {
+		tc := r.toolCall
+		first := chatToolCall{Index: ptr(0), ID: tc.id, Type: "function"}
+		first.Function.Name = tc.name
+		if !delta(chatMessage{ToolCalls: []chatToolCall{first}}) {
+			return
+		}
+		for _, piece := range tc.arguments {
+			more := chatToolCall{Index: ptr(0)}
+			more.Function.Arguments = piece
+			if !delta(chatMessage{ToolCalls: []chatToolCall{more}}) {
+				return
+			}
+		}
+	}
+	// OpenAI sends usage in a last chunk with no choices, and only when
+	// stream_options.include_usage is set; clients that did not ask ignore it.
+	if !send(&chatChoice{Delta: &chatMessage{}, FinishReason: ptr(r.chatFinishReason())}, nil) ||
+		!send(nil, chatUsage(r.usage)) {
+		return
+	}
+	p.event([]byte("data: [DONE]\n\n"))
+}
+
+// writeChatCompletion answers a call with stream false: one chat.completion.
+func writeChatCompletion(ctx context.Context, w http.ResponseWriter, base chatChunk, r reply) {
+	if r.kind == replyStall {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(w).Flush()
+		wait(ctx)
+		return
+	}
+	m := chatMessage{Role: "assistant"}
+	if r.kind == replyTool {
+		tc := chatToolCall{ID: r.toolCall.id, Type: "function"}
+		tc.Function.Name = r.toolCall.name
+		tc.Function.Arguments = strings.Join(r.toolCall.arguments, "")
+		m.ToolCalls = []chatToolCall{tc}
+	} else {
+		m.Content = ptr(strings.Join(r.text, ""))
+	}
+	resp := base
+	resp.Object = "chat.completion"
+	resp.Choices = []chatChoice{{Message: &m, FinishReason: ptr(r.chatFinishReason())}}
+	resp.Usage = chatUsage(r.usage)
+	writeJSON(w, http.StatusOK, nil, resp)
+}

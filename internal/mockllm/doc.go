@@ -1,0 +1,24 @@
+// Package mockllm is a small model server that speaks the wire APIs of the
+// providers the agent CLIs call, so tests can run the real CLIs offline.
+//
+// It owns: binding a loopback port, choosing a [Scenario] from a marker word
+// in the prompt (MOCK_TEXT, MOCK_TOOL, MOCK_401, …), answering it in the
+// request's wire API, and recording what it received ([Server.Requests]).
+// It does not own: starting the CLIs, their configuration files, or judging
+// their output.
+//
+// One request is handled in three steps, so that a new wire API is one new
+// file and no new scenario code:
+//
+//  1. a wire API parses its request body into a call (model, stream, tools,
+//     the tool result if any, the scenario: scenario.go);
+//  2. call.plan turns the call into a wire-neutral reply (text, a tool call,
+//     a failure, a hang or a stall, and the usage to report);
+//  3. the same wire API writes the reply in its own framing and error bodies.
+//
+// Implemented: OpenAI Chat Completions (chat.go), used by opencode and pi.
+// Not yet: Anthropic Messages (/v1/messages, claude) and OpenAI Responses
+// (/v1/responses, codex); each needs a parse function, a writer and an error
+// table (a wireAPI value) in its own file beside chat.go, and a line in
+// Server.route. The scenarios, usage numbers and tool choice stay shared.
+package mockllm

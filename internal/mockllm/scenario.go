@@ -1,0 +1,350 @@
+package mockllm
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Scenario is what the server does with a model call. Its value is the marker
+// word that selects it: put the word anywhere in the prompt.
+type Scenario string
+
+// The scenarios. A call with no marker is [Text].
+const (
+	// Text streams [TextAnswer] with [PromptTokens] … usage.
+	Text Scenario = "MOCK_TEXT"
+	// Tool calls one tool (a shell tool if the request offers one) and, once
+	// the conversation carries the tool's result, answers
+	// [ToolAnswerPrefix] + that result.
+	Tool Scenario = "MOCK_TOOL"
+	// Unauthorized fails with HTTP 401, invalid API key.
+	Unauthorized Scenario = "MOCK_401"
+	// RateLimited fails with HTTP 429 and retry-after: 1 (retry-after-ms: 1000).
+	RateLimited Scenario = "MOCK_429"
+	// ServerError fails with HTTP 500.
+	ServerError Scenario = "MOCK_500"
+	// Overloaded fails with HTTP 503, "overloaded".
+	Overloaded Scenario = "MOCK_503"
+	// Overflow fails with HTTP 400, context length exceeded.
+	Overflow Scenario = "MOCK_OVERFLOW"
+	// Hang sends nothing, not even headers, until the client goes away or
+	// the server closes; then it drops the connection.
+	Hang Scenario = "MOCK_HANG"
+	// Stall sends headers and the first [StallDeltas] text deltas (with
+	// stream false: headers only), then nothing until the client goes away
+	// or the server closes; then it drops the connection mid-body.
+	Stall Scenario = "MOCK_STALL"
+	// BigUsage is [Text] with [BigPromptTokens] … usage.
+	BigUsage Scenario = "MOCK_BIGUSAGE"
+)
+
+// all lists every scenario; ParseScenario knows no others.
+var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage}
+
+// Scenarios returns every scenario, for tests that cover them all.
+func Scenarios() []Scenario { return slices.Clone(all[:]) }
+
+// What the successful scenarios answer and report.
+const (
+	// TextAnswer is the whole answer of [Text], [BigUsage] and a [Tool] call
+	// that offers no tools.
+	TextAnswer = "Hello from the mock model."
+	// ToolAnswerPrefix starts the answer of [Tool] after the tool ran; the
+	// tool's output follows, trimmed and cut to [ToolResultMax] bytes.
+	ToolAnswerPrefix = "Tool said: "
+	ToolResultMax    = 200
+	// ToolCallID is the id of the tool call [Tool] makes.
+	ToolCallID = "call_mock_1"
+	// ToolCommand is the command [Tool] asks a shell tool to run, and
+	// ToolOutput what it prints.
+	ToolCommand     = "echo mock-tool-ok"
+	ToolOutput      = "mock-tool-ok"
+	ToolDescription = "Print a marker"
+	// ToolReadPath is the file [Tool] asks a read tool for when no shell tool
+	// is offered.
+	ToolReadPath = "/etc/hostname"
+	// StallDeltas is how many text deltas [Stall] sends before it stalls.
+	StallDeltas = 2
+)
+
+// Usage reported at the end of every answer: [BigUsage] reports the Big
+// numbers, [Text] and both calls of [Tool] the others. Prompt tokens include
+// the cached ones, as in the OpenAI APIs.
+const (
+	PromptTokens     = 1000
+	CachedTokens     = 200
+	CompletionTokens = 50
+	TotalTokens      = PromptTokens + CompletionTokens
+
+	BigPromptTokens     = 1_500_000
+	BigCachedTokens     = 1_000_000
+	BigCompletionTokens = 250_000
+	BigTotalTokens      = BigPromptTokens + BigCompletionTokens
+)
+
+// usage is what one call reports, whatever the wire API.
+type usage struct {
+	prompt, cached, completion int
+}
+
+var (
+	normalUsage = usage{PromptTokens, CachedTokens, CompletionTokens}
+	bigUsage    = usage{BigPromptTokens, BigCachedTokens, BigCompletionTokens}
+)
+
+// ParseScenario returns the scenario whose marker word appears first in text,
+// and false if none does.
+func ParseScenario(text string) (Scenario, bool) {
+	for i := strings.Index(text, "MOCK_"); i >= 0; {
+		end := i + len("MOCK_")
+		for end < len(text) && isMarkerByte(text[end]) {
+			end++
+		}
+		s := Scenario(text[i:end])
+		for _, known := range all {
+			if s == known {
+				return s, true
+			}
+		}
+		next := strings.Index(text[end:], "MOCK_")
+		if next < 0 {
+			break
+		}
+		i = end + next
+	}
+	return "", false
+}
+
+func isMarkerByte(b byte) bool {
+	return b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_'
+}
+
+// call is one model request, parsed from any wire API into what the
+// scenarios need.
+type call struct {
+	scenario   Scenario
+	model      string
+	stream     bool
+	tools      []tool
+	toolResult *string // the latest tool result in the conversation, if any
+	userText   string  // the first user message's text
+}
+
+// tool is one tool the request offers the model.
+type tool struct {
+	name   string
+	schema json.RawMessage // JSON Schema of its arguments; may be empty
+}
+
+// chooseScenario picks the scenario from the user messages, latest first,
+// then from the system messages. Each wire API collects those texts.
+func chooseScenario(user, system []string) Scenario {
+	for i := len(user) - 1; i >= 0; i-- {
+		if s, ok := ParseScenario(user[i]); ok {
+			return s
+		}
+	}
+	for _, text := range system {
+		if s, ok := ParseScenario(text); ok {
+			return s
+		}
+	}
+	return Text
+}
+
+// replyKind says which of the fields of a reply is meant.
+type replyKind int
+
+const (
+	replyText  replyKind = iota // text, then usage
+	replyTool                   // toolCall, then usage
+	replyFail                   // an error response; the wire API maps the scenario to its status and body
+	replyHang                   // no response until the client or the server goes away
+	replyStall                  // the first StallDeltas pieces of text, then nothing
+)
+
+// reply is what a scenario answers to one call, independent of the wire API.
+type reply struct {
+	kind     replyKind
+	scenario Scenario
+	text     []string // the answer, in the pieces to stream it in
+	toolCall toolCall
+	usage    usage
+	// retryable says a client may retry the failure, and retryAfter when
+	// (0 says nothing). The server sets retryAfter of every retryable
+	// failure when asked to: see Options.RetryAfter.
+	retryable  bool
+	retryAfter time.Duration
+}
+
+// toolCall is one call the model makes.
+type toolCall struct {
+	id, name  string
+	arguments []string // a JSON object, in the pieces to stream it in
+}
+
+// plan decides the reply to c.
+func (c call) plan() reply {
+	r := reply{scenario: c.scenario, usage: normalUsage}
+	switch c.scenario {
+	case Unauthorized, Overflow:
+		r.kind = replyFail
+	case RateLimited:
+		r.kind, r.retryable, r.retryAfter = replyFail, true, time.Second
+	case ServerError, Overloaded:
+		r.kind, r.retryable = replyFail, true
+	case Hang:
+		r.kind = replyHang
+	case Stall:
+		r.kind = replyStall
+		r.text = words(TextAnswer)
+	case BigUsage:
+		r.usage = bigUsage
+		r.text = words(TextAnswer)
+	case Tool:
+		switch {
+		case c.toolResult != nil:
+			r.text = words(ToolAnswerPrefix + cut(strings.TrimSpace(*c.toolResult), ToolResultMax))
+		case len(c.tools) == 0:
+			// Nothing to call (opencode's title call offers no tools):
+			// answer as Text does rather than call a tool the client lacks.
+			r.text = words(TextAnswer)
+		default:
+			r.kind = replyTool
+			r.toolCall = chooseToolCall(c.tools)
+		}
+	default:
+		r.text = words(TextAnswer)
+	}
+	return r
+}
+
+// chooseToolCall prefers a tool named bash, then the first whose name
+// contains "shell" or "exec", then read.
+func chooseToolCall(tools []tool) toolCall {
+	for _, t := range tools {
+		if t.name == "bash" {
+			args := `{"command":"` + ToolCommand + `","description":"` + ToolDescription + `"}`
+			return toolCall{id: ToolCallID, name: t.name, arguments: pieces(args, 3)}
+		}
+	}
+	for _, t := range tools {
+		if n := strings.ToLower(t.name); strings.Contains(n, "shell") || strings.Contains(n, "exec") {
+			return toolCall{id: ToolCallID, name: t.name, arguments: pieces(shellArgs(t.schema), 3)}
+		}
+	}
+	var schema json.RawMessage
+	for _, t := range tools {
+		if t.name == "read" {
+			schema = t.schema
+		}
+	}
+	return toolCall{id: ToolCallID, name: "read", arguments: pieces(readArgs(schema), 3)}
+}
+
+// properties returns the property names of a JSON Schema object and whether
+// each is an array. A schema that does not parse has none.
+func properties(schema json.RawMessage) map[string]bool {
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	props := map[string]bool{}
+	if json.Unmarshal(schema, &s) != nil {
+		return props
+	}
+	for name, p := range s.Properties {
+		props[name] = p.Type == "array"
+	}
+	return props
+}
+
+// shellArgs fills the usual argument names of a shell tool with ToolCommand:
+// command (a string, or an argv array as codex's shell takes), cmd
+// (codex's exec_command), description.
+func shellArgs(schema json.RawMessage) string {
+	props := properties(schema)
+	args := map[string]any{}
+	if isArray, ok := props["command"]; ok {
+		if isArray {
+			args["command"] = []string{"bash", "-lc", ToolCommand}
+		} else {
+			args["command"] = ToolCommand
+		}
+	}
+	if _, ok := props["cmd"]; ok {
+		args["cmd"] = ToolCommand
+	}
+	if _, ok := props["description"]; ok {
+		args["description"] = ToolDescription
+	}
+	if len(args) == 0 {
+		args["command"] = ToolCommand
+	}
+	return mustJSON(args)
+}
+
+// readArgs names ToolReadPath under whichever path argument the read tool
+// has (opencode: filePath, pi: path, claude: file_path).
+func readArgs(schema json.RawMessage) string {
+	props := properties(schema)
+	for _, name := range []string{"filePath", "file_path", "path"} {
+		if _, ok := props[name]; ok {
+			return mustJSON(map[string]string{name: ToolReadPath})
+		}
+	}
+	return mustJSON(map[string]string{"filePath": ToolReadPath})
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("mockllm: " + err.Error()) // only ever called on maps of strings
+	}
+	return string(b)
+}
+
+// words splits s before each space, so the pieces join back to s.
+func words(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := strings.IndexByte(s[1:], ' ')
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
+	}
+	return out
+}
+
+// pieces splits s into about n pieces on rune boundaries.
+func pieces(s string, n int) []string {
+	size := max(1, (len(s)+n-1)/n)
+	var out []string
+	for len(s) > size {
+		i := size
+		for i < len(s) && !utf8.RuneStart(s[i]) {
+			i++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return append(out, s)
+}
+
+// cut returns at most n bytes of s, not splitting a rune.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
