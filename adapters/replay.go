@@ -19,14 +19,7 @@ import (
 //
 // Like Run, it writes exactly one run.finished, last, and returns it.
 func Replay(ctx context.Context, req Request, transcript io.Reader, end normalize.End, sink Sink) events.RunFinished {
-	r := &run{req: req, sink: sink, clock: req.Clock, runID: req.RunID}
-	if r.clock == nil {
-		r.clock = events.Now
-	}
-	if r.runID == "" {
-		r.runID = newRunID()
-	}
-	r.start = r.clock()
+	r := newRun(req, sink)
 	ad, err := Lookup(req.Agent)
 	if err != nil {
 		return r.fail(nil, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
@@ -53,9 +46,6 @@ func Replay(ctx context.Context, req Request, transcript io.Reader, end normaliz
 	if ctx.Err() != nil {
 		out.OK, out.Error = false, events.NewError(events.BinCancelled, events.ReasonCaller,
 			"nothing to do if you meant to stop it", "replay cancelled: %v", context.Cause(ctx))
-	}
-	if r.sinkErr != nil {
-		out.OK, out.Error = false, events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", r.sinkErr)
 	}
 	return r.finish(out, end.ExitCode, end.Signal)
 }

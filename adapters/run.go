@@ -56,8 +56,8 @@ type sinkCause struct{ err error }
 func (s sinkCause) Error() string { return "adapters: event sink: " + s.err.Error() }
 
 // Sink receives a run's events in order, from one goroutine at a time. A
-// Sink that returns an error stops the run (bin internal); it still receives
-// nothing more than the run.finished event, which Run also returns.
+// Sink that returns an error stops the run (bin internal); after that it is
+// given only the run.finished event, which Run also returns.
 type Sink func(events.Event) error
 
 // Run runs req to the end and returns its run.finished. It blocks until the
@@ -72,7 +72,12 @@ type Sink func(events.Event) error
 //
 // Run is safe for concurrent use; runs share nothing mutable.
 func Run(ctx context.Context, req Request, sink Sink) events.RunFinished {
-	r := &run{req: req, sink: sink, clock: req.Clock, runID: req.RunID}
+	return newRun(req, sink).do(ctx)
+}
+
+// newRun starts the clocks of one run.
+func newRun(req Request, sink Sink) *run {
+	r := &run{req: req, sink: sink, clock: req.Clock, runID: req.RunID, began: time.Now()}
 	if r.clock == nil {
 		r.clock = events.Now
 	}
@@ -80,8 +85,7 @@ func Run(ctx context.Context, req Request, sink Sink) events.RunFinished {
 		r.runID = newRunID()
 	}
 	r.start = r.clock()
-	r.began = time.Now()
-	return r.do(ctx)
+	return r
 }
 
 type run struct {
@@ -104,15 +108,15 @@ func newRunID() string {
 	return "run_" + hex.EncodeToString(b[:])
 }
 
-// emit sends one event. After a sink error nothing more is sent.
+// emit sends one event. After a sink error only run.finished is still sent.
 func (r *run) emit(b events.Body) {
 	r.meter.Observe(b)
-	if r.sinkErr != nil {
+	if _, last := b.(events.RunFinished); r.sinkErr != nil && !last {
 		return
 	}
 	ev := events.Event{Seq: r.seq, TS: r.clock(), RunID: r.runID, Agent: r.req.Agent, Body: b}
 	r.seq++
-	if err := r.sink(ev); err != nil {
+	if err := r.sink(ev); err != nil && r.sinkErr == nil {
 		r.sinkErr = err
 	}
 }
@@ -143,7 +147,8 @@ func asError(err error) *events.Error {
 	return events.NewError(events.BinInternal, "", "report this as a hub bug", "%v", err)
 }
 
-// finish emits run.finished and returns it.
+// finish emits run.finished and returns it. A failed sink overrides the
+// outcome: the caller did not get the run's events.
 func (r *run) finish(out normalize.Outcome, exitCode *int, signal string) events.RunFinished {
 	usage, source, turns, tools := r.meter.Totals()
 	rf := events.RunFinished{
@@ -157,6 +162,10 @@ func (r *run) finish(out normalize.Outcome, exitCode *int, signal string) events
 		Usage:      usage,
 		CostUSD:    usage.CostUSD,
 		CostSource: source,
+	}
+	if r.sinkErr != nil {
+		rf.OK = false
+		rf.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", r.sinkErr)
 	}
 	if !rf.OK && rf.Error == nil {
 		rf.Error = events.NewError(events.BinInternal, "", "report this as a hub bug", "run failed without an error")
@@ -305,10 +314,6 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	if errors.Is(stopCause, ErrLinger) {
 		r.emit(events.Notice{Kind: events.NoticeLingerKill,
 			Message: fmt.Sprintf("agent did not exit within %s of its terminal event; hub stopped it", lim.LingerOrDefault())})
-	}
-	if r.sinkErr != nil {
-		outcome.OK = false
-		outcome.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", r.sinkErr)
 	}
 	return r.finish(outcome, code, sig)
 }
