@@ -346,11 +346,11 @@ func TestRunBadRequest(t *testing.T) {
 // returned.
 func TestRunSinkError(t *testing.T) {
 	t.Parallel()
-	n := 0
+	var got []events.Type
 	fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "hang"),
 		Limits: budget.Limits{Grace: time.Second, Timeout: 20 * time.Second}},
 		func(ev events.Event) error {
-			n++
+			got = append(got, ev.Type())
 			if ev.Type() == events.TypeSessionStarted {
 				return errors.New("broken pipe")
 			}
@@ -359,6 +359,10 @@ func TestRunSinkError(t *testing.T) {
 	wantBin(t, fin, events.BinInternal, "")
 	if !strings.Contains(fin.Error.Message, "broken pipe") {
 		t.Errorf("message = %q, want the sink's error", fin.Error.Message)
+	}
+	want := []events.Type{events.TypeRunStarted, events.TypeSessionStarted, events.TypeRunFinished}
+	if !slicesEqual(got, want) {
+		t.Errorf("sink got %v, want %v: nothing after the error but run.finished", got, want)
 	}
 }
 
