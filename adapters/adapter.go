@@ -69,7 +69,8 @@ type Request struct {
 	// MaxLine is the stdout line cap in bytes; 0 means 64 MiB.
 	MaxLine int
 	// RawLog, when not nil, receives the agent's stdout byte for byte.
-	// Write errors are ignored after the first, which is reported.
+	// After its first write error it receives nothing more and the run goes
+	// on; wrap it to learn of the error.
 	RawLog io.Writer
 	// RunID names the run in every event; "" makes a random one.
 	RunID string

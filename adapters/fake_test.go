@@ -37,6 +37,7 @@ var scenarios = map[string]func(args []string){
 	"version-old": func(args []string) {
 		fmt.Println("0.9.1")
 	},
+	"version-hang": func([]string) {}, // see TestMain
 	"version-garbage": func(args []string) {
 		fmt.Println("development build")
 	},
@@ -88,6 +89,28 @@ var scenarios = map[string]func(args []string){
 			os.Exit(9)
 		}
 		os.WriteFile(os.Getenv("HUB_FAKE_PIDFILE"), []byte(fmt.Sprint(cmd.Process.Pid)), 0o644)
+		okStream(os.Stdout)
+	},
+	"tool-own-group": func([]string) {
+		// A tool in a process group of its own, as OpenCode and Claude Code
+		// run theirs; the agent then ignores SIGTERM, as OpenCode does while
+		// a tool runs.
+		signal.Ignore(syscall.SIGTERM)
+		startOwnGroupTool()
+		fmt.Println(stepLine)
+		time.Sleep(time.Hour)
+	},
+	"tool-left-behind": func([]string) {
+		// The agent finishes and exits, leaving a tool in its own group.
+		startOwnGroupTool()
+		time.Sleep(1500 * time.Millisecond) // long enough for hub to see it
+		okStream(os.Stdout)
+	},
+	"burst": func([]string) {
+		for range 10 {
+			fmt.Println(stepLine)
+			time.Sleep(100 * time.Millisecond)
+		}
 		okStream(os.Stdout)
 	},
 	"linger": func([]string) {
@@ -161,6 +184,8 @@ func TestMain(m *testing.M) {
 			switch name {
 			case "version-old", "version-garbage":
 				scenarios[name](args)
+			case "version-hang":
+				time.Sleep(time.Hour)
 			default:
 				fmt.Println("1.18.33")
 			}
@@ -185,6 +210,16 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+func startOwnGroupTool() {
+	cmd := exec.Command("sleep", "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(9)
+	}
+	os.WriteFile(os.Getenv("HUB_FAKE_PIDFILE"), []byte(fmt.Sprint(cmd.Process.Pid)), 0o644)
 }
 
 // fakeBin makes an executable "opencode" that runs this test binary as the

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -98,6 +97,10 @@ type run struct {
 
 	seq     int64
 	sinkErr error
+	// stopped is set once hub has signalled the agent; terminal once the
+	// decoder reported the agent's terminal event.
+	stopped  atomic.Pointer[stopRecord]
+	terminal atomic.Bool
 	meter   budget.Meter
 	bodies  []events.Body
 }
@@ -193,8 +196,18 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	if bin == "" {
 		bin = ad.Info().Binary
 	}
-	inst, err := ad.Detect(ctx, r.req.Bin)
+	// The wall-clock limit covers the whole run, version probe included.
+	detectCtx := ctx
+	if t := r.req.Limits.Timeout; t > 0 {
+		var cancel context.CancelFunc
+		detectCtx, cancel = context.WithTimeoutCause(ctx, t, ErrWallTimeout)
+		defer cancel()
+	}
+	inst, err := ad.Detect(detectCtx, r.req.Bin)
 	if err != nil {
+		if errors.Is(context.Cause(detectCtx), ErrWallTimeout) && ctx.Err() == nil {
+			err = r.hubCause(ctx, ErrWallTimeout, r.req.Limits)
+		}
 		return r.fail([]string{bin}, inst.Version, err)
 	}
 	spec, err := ad.Command(r.req, inst)
@@ -239,48 +252,56 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	if lim.Timeout > 0 {
-		// The limit covers the whole run, version probe included.
 		t := time.AfterFunc(lim.Timeout-time.Since(r.began), func() { stop(ErrWallTimeout) })
 		defer t.Stop()
 	}
 
 	exited := make(chan struct{})
 	var (
-		eg        errgroup.Group
-		waitErr   error
-		stopMu    sync.Mutex
-		stopCause error // why hub signalled the group; nil if it did not
+		eg      errgroup.Group
+		waitErr error
 	)
-	// Stopper: on the first stop cause, SIGTERM the group; SIGKILL it after
-	// the grace period unless the agent exited.
+	// Stopper: until the agent exits, record its descendants every second
+	// (tools run in process groups of their own); on the first stop cause,
+	// SIGTERM the group and every descendant, SIGKILL them after the grace
+	// period unless the agent exited.
 	eg.Go(func() error {
-		select {
-		case <-exited:
-			return nil
-		case <-runCtx.Done():
+		tick := time.NewTicker(snapshotEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-exited:
+				return nil
+			case <-tick.C:
+				g.Snapshot()
+				continue
+			case <-runCtx.Done():
+			}
+			break
 		}
 		select {
 		case <-exited: // exited on its own at the same moment
 			return nil
 		default:
 		}
-		stopMu.Lock()
-		stopCause = context.Cause(runCtx)
-		stopMu.Unlock()
+		r.stopped.Store(&stopRecord{cause: context.Cause(runCtx)})
+		g.Snapshot()
 		_ = g.Signal(syscall.SIGTERM)
 		t := time.NewTimer(lim.GraceOrDefault())
 		defer t.Stop()
 		select {
 		case <-exited:
 		case <-t.C:
+			g.Snapshot()
 			_ = g.Signal(syscall.SIGKILL)
 		}
 		return nil
 	})
 	out := &pipeReader{f: stdout}
 	errOut := &pipeReader{f: stderrR}
-	// Waiter: reap the agent; what is left of its group is orphaned, so kill
-	// it; then let the readers drain what the pipes still hold.
+	// Waiter: reap the agent; what is left of its group and the descendants
+	// seen are orphans of a finished run, so kill them; then let the readers
+	// drain what the pipes still hold.
 	eg.Go(func() error {
 		waitErr = cmd.Wait()
 		close(exited)
@@ -297,7 +318,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	// Reader: frame, decode and emit, until stdout ends.
 	dec := ad.NewDecoder(r.req)
 	eg.Go(func() error {
-		r.read(runCtx, stop, out, dec)
+		r.read(stop, out, dec)
 		return nil
 	})
 	_ = eg.Wait()
@@ -305,17 +326,47 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	g.Reap(2 * time.Second)
 	_ = waitErr // the exit status comes from ProcessState
 
+	var stopCause error
+	if rec := r.stopped.Load(); rec != nil {
+		stopCause = rec.cause
+	}
 	code, sig := proc.ExitStatus(cmd.ProcessState)
 	end := normalize.End{ExitCode: code, Signal: sig, Stderr: stderr.String(), Stopped: stopCause != nil}
 	outcome := dec.Outcome(end)
-	if e := r.hubCause(ctx, stopCause, lim); e != nil {
-		outcome.OK, outcome.Error = false, e
-	}
-	if errors.Is(stopCause, ErrLinger) {
+	var ab abortCause
+	switch {
+	case stopCause == nil:
+	case r.terminal.Load() && !errors.As(stopCause, &ab):
+		// The agent had finished: whatever stopped it afterwards (linger,
+		// a timeout, the caller) only ended its lingering.
 		r.emit(events.Notice{Kind: events.NoticeLingerKill,
-			Message: fmt.Sprintf("agent did not exit within %s of its terminal event; hub stopped it", lim.LingerOrDefault())})
+			Message: fmt.Sprintf("agent had not exited after its terminal event; hub stopped it (%s)", lingerReason(stopCause, lim))})
+	default:
+		if e := r.hubCause(ctx, stopCause, lim); e != nil {
+			outcome.OK, outcome.Error = false, e
+		}
 	}
 	return r.finish(outcome, code, sig)
+}
+
+// snapshotEvery is how often hub records the agent's descendants while it
+// runs, so that tool processes in other process groups are still found and
+// killed after the agent itself is gone.
+const snapshotEvery = time.Second
+
+// stopRecord is why hub signalled the agent.
+type stopRecord struct{ cause error }
+
+func lingerReason(cause error, lim budget.Limits) string {
+	switch {
+	case errors.Is(cause, ErrLinger):
+		return fmt.Sprintf("--linger %s", lim.LingerOrDefault())
+	case errors.Is(cause, ErrWallTimeout):
+		return "--timeout"
+	case errors.Is(cause, ErrIdleTimeout):
+		return "--idle-timeout"
+	}
+	return cause.Error()
 }
 
 // hubCause maps the reason hub stopped the agent to its error, or nil when
@@ -349,16 +400,19 @@ func (r *run) hubCause(ctx context.Context, cause error, lim budget.Limits) *eve
 
 // read frames stdout, decodes each line and emits the events, until EOF. It
 // always drains stdout so the agent never blocks on a full pipe. Once hub
-// has stopped the run (other than a linger kill), later output is read but
-// not forwarded.
-func (r *run) read(ctx context.Context, stop context.CancelCauseFunc, stdout io.Reader, dec normalize.Decoder) {
+// has signalled the agent (unless the agent had already reached its terminal
+// event), later output is read but not forwarded.
+func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize.Decoder) {
 	lim := r.req.Limits
 	var src io.Reader = stdout
 	if r.req.RawLog != nil {
-		src = io.TeeReader(src, &rawLog{w: r.req.RawLog, run: r})
+		src = io.TeeReader(src, &rawLog{w: r.req.RawLog})
 	}
+	// The idle timer runs only while hub waits for the agent: time spent
+	// in the sink (a slow consumer) is not the agent's silence.
+	var idle *time.Timer
 	if lim.IdleTimeout > 0 {
-		idle := time.AfterFunc(lim.IdleTimeout, func() { stop(ErrIdleTimeout) })
+		idle = time.AfterFunc(lim.IdleTimeout, func() { stop(ErrIdleTimeout) })
 		defer idle.Stop()
 		src = &idleReader{r: src, t: idle, d: lim.IdleTimeout}
 	}
@@ -373,17 +427,11 @@ func (r *run) read(ctx context.Context, stop context.CancelCauseFunc, stdout io.
 			linger.Stop()
 		}
 	}()
-	halted := func() bool {
-		if ctx.Err() == nil {
-			return false
-		}
-		c := context.Cause(ctx)
-		return !errors.Is(c, ErrLinger) && !errors.Is(c, errExited)
-	}
+	halted := func() bool { return r.stopped.Load() != nil && !r.terminal.Load() }
 	for {
 		l, err := fr.Next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) && !halted() {
+			if !errors.Is(err, io.EOF) && !halted() {
 				r.emit(events.Notice{Kind: events.NoticeParseError, Message: "reading agent stdout: " + err.Error()})
 			}
 			_, _ = io.Copy(io.Discard, src)
@@ -392,7 +440,13 @@ func (r *run) read(ctx context.Context, stop context.CancelCauseFunc, stdout io.
 		if halted() || r.sinkErr != nil {
 			continue
 		}
+		if idle != nil {
+			idle.Stop()
+		}
 		r.line(dec, l, maxLine)
+		if idle != nil {
+			idle.Reset(lim.IdleTimeout)
+		}
 		if r.sinkErr != nil {
 			stop(sinkCause{r.sinkErr})
 			continue
@@ -402,6 +456,7 @@ func (r *run) read(ctx context.Context, stop context.CancelCauseFunc, stdout io.
 			stop(abortCause{st.Abort})
 		}
 		if st.Terminal && linger == nil {
+			r.terminal.Store(true)
 			linger = time.AfterFunc(lim.LingerOrDefault(), func() { stop(ErrLinger) })
 		}
 	}
@@ -453,11 +508,10 @@ func (i *idleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// rawLog writes to the raw log until its first error, which it reports as a
-// notice (from the reader goroutine, where emit is allowed).
+// rawLog copies stdout to Request.RawLog until the first write error; the
+// run goes on without it (the caller's writer can record the error).
 type rawLog struct {
 	w      io.Writer
-	run    *run
 	failed bool
 }
 
@@ -465,7 +519,6 @@ func (l *rawLog) Write(p []byte) (int, error) {
 	if !l.failed {
 		if _, err := l.w.Write(p); err != nil {
 			l.failed = true
-			l.run.emit(events.Notice{Kind: events.NoticeStderr, Message: "raw log write failed, raw log incomplete: " + err.Error()})
 		}
 	}
 	return len(p), nil
@@ -482,14 +535,16 @@ type pipeReader struct {
 
 func (p *pipeReader) agentExited() {
 	p.exited.Store(true)
-	_ = p.f.SetReadDeadline(time.Now().Add(pipeDrain))
+	_ = p.f.SetReadDeadline(time.Now().Add(pipeDrain)) // a read waiting now
 }
 
 func (p *pipeReader) Read(b []byte) (int, error) {
-	n, err := p.f.Read(b)
-	if n > 0 && p.exited.Load() {
+	if p.exited.Load() {
+		// The deadline measures only this read's wait, never time the
+		// caller spent elsewhere: data already in the pipe is returned at once.
 		_ = p.f.SetReadDeadline(time.Now().Add(pipeDrain))
 	}
+	n, err := p.f.Read(b)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return n, io.EOF
 	}

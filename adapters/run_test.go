@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	_ "github.com/hubcli/hub/adapters/opencode"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/proc"
 	"github.com/hubcli/hub/internal/schematest"
 )
 
@@ -74,8 +74,8 @@ func runFake(t *testing.T, ctx context.Context, scenario string, edit func(*adap
 	}
 	if len(res.events) > 0 {
 		if rs, ok := res.events[0].Body.(events.RunStarted); ok && rs.PID != nil {
-			if err := syscall.Kill(-*rs.PID, 0); !errors.Is(err, syscall.ESRCH) {
-				t.Errorf("kill(-%d, 0) after Run = %v, want ESRCH: the process group outlived the run", *rs.PID, err)
+			if live := proc.LiveInGroup(*rs.PID); len(live) > 0 {
+				t.Errorf("processes %v of group %d still running after Run", live, *rs.PID)
 			}
 		}
 	}
@@ -264,6 +264,13 @@ func TestRunStops(t *testing.T) {
 			signal: "SIGTERM", maxTook: 3 * time.Second},
 		{name: "grandchild holds stdout", scenario: "grandchild", limits: budget.Limits{Linger: 10 * time.Second},
 			maxTook: 5 * time.Second},
+		{name: "tool in own group, agent ignores SIGTERM", scenario: "tool-own-group", limits: budget.Limits{Timeout: 2 * time.Second, Grace: 300 * time.Millisecond},
+			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGKILL", maxTook: 5 * time.Second},
+		{name: "tool left behind by a finished agent", scenario: "tool-left-behind", maxTook: 5 * time.Second},
+		{name: "idle timeout after the terminal event is a linger kill", scenario: "linger", limits: budget.Limits{IdleTimeout: 300 * time.Millisecond, Grace: time.Second},
+			signal: "SIGTERM", maxTook: 3 * time.Second},
+		{name: "wall timeout covers the version probe", scenario: "version-hang", limits: budget.Limits{Timeout: 500 * time.Millisecond},
+			bin: events.BinTimeout, reason: events.ReasonWall, maxTook: 3 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,10 +300,15 @@ func TestRunStops(t *testing.T) {
 			if tt.scenario == "linger" && len(res.notices(events.NoticeLingerKill)) != 1 {
 				t.Errorf("linger_kill notices = %d, want 1", len(res.notices(events.NoticeLingerKill)))
 			}
+			if strings.HasPrefix(tt.scenario, "tool-") {
+				if _, err := os.Stat(pidfile); err != nil {
+					t.Fatalf("the fake agent never started its tool: %v", err)
+				}
+			}
 			if b, err := os.ReadFile(pidfile); err == nil {
 				pid, _ := strconv.Atoi(string(b))
-				if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-					t.Errorf("grandchild %d alive after Run (kill = %v)", pid, err)
+				if proc.Running(pid) {
+					t.Errorf("process %d the agent started is still running after Run", pid)
 				}
 			}
 		})
@@ -380,7 +392,7 @@ func TestRedact(t *testing.T) {
 func TestRunSlowConsumerLosesNothing(t *testing.T) {
 	t.Parallel()
 	var got []events.Type
-	fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "ok")},
+	fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "giant")},
 		func(ev events.Event) error {
 			if ev.Type() == events.TypeSessionStarted {
 				time.Sleep(2500 * time.Millisecond) // longer than hub's pipe drain
@@ -389,8 +401,23 @@ func TestRunSlowConsumerLosesNothing(t *testing.T) {
 			return nil
 		})
 	wantBin(t, fin, "", "")
-	want := []events.Type{events.TypeRunStarted, events.TypeSessionStarted, events.TypeMessage, events.TypeUsage, events.TypeRunFinished}
+	want := []events.Type{events.TypeRunStarted, events.TypeSessionStarted, events.TypeMessage, events.TypeMessage, events.TypeUsage, events.TypeRunFinished}
 	if !slicesEqual(got, want) || fin.Text != "fake answer" {
 		t.Errorf("events = %v text %q, want %v and the answer", got, fin.Text, want)
 	}
+}
+
+// TestRunSlowConsumerIsNotIdle: time hub spends blocked in a slow sink is
+// not the agent's silence.
+func TestRunSlowConsumerIsNotIdle(t *testing.T) {
+	t.Parallel()
+	fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "burst"),
+		Limits: budget.Limits{IdleTimeout: 500 * time.Millisecond}},
+		func(ev events.Event) error {
+			if ev.Type() == events.TypeSessionStarted {
+				time.Sleep(1500 * time.Millisecond)
+			}
+			return nil
+		})
+	wantBin(t, fin, "", "")
 }
