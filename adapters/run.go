@@ -101,8 +101,8 @@ type run struct {
 	// decoder reported the agent's terminal event.
 	stopped  atomic.Pointer[stopRecord]
 	terminal atomic.Bool
-	meter   budget.Meter
-	bodies  []events.Body
+	meter    budget.Meter
+	bodies   []events.Body
 }
 
 func newRunID() string {

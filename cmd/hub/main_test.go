@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/proc"
 	"github.com/hubcli/hub/internal/schematest"
 )
 
@@ -220,8 +221,8 @@ sleep 300 & wait`)
 	if pid == 0 {
 		t.Fatal("agent never wrote its pid")
 	}
-	if err := syscall.Kill(-pid, 0); err != syscall.ESRCH {
-		t.Errorf("agent's process group %d still exists after hub exited (kill = %v)", pid, err)
+	if live := proc.LiveInGroup(pid); len(live) > 0 {
+		t.Errorf("agent's process group %d still has running processes %v after hub exited", pid, live)
 	}
 }
 
