@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -43,7 +44,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	code := exitCode(err)
 	if err != nil && code == exitUsage {
 		fmt.Fprintf(stderr, "hub: %v\n", err)
-		fmt.Fprintln(stderr, "run `hub help` for usage")
+		fmt.Fprintln(stderr, "run `hub help` or `hub run --help` for usage")
 	} else if err != nil && !isExitError(err) {
 		fmt.Fprintf(stderr, "hub: %v\n", err)
 	}
@@ -62,9 +63,13 @@ func exitCode(err error) int {
 	case errors.As(err, &ue):
 		return exitUsage
 	default:
-		// urfave/cli reports unknown flags and bad flag values as plain
-		// errors: they are usage errors too.
-		return exitUsage
+		// urfave/cli reports unknown commands as plain errors: usage
+		// errors too. Anything else (a failed write of hub's own output)
+		// is hub's own failure.
+		if strings.Contains(err.Error(), "No help topic") || strings.Contains(err.Error(), "command not found") {
+			return exitUsage
+		}
+		return events.BinInternal.ExitCode()
 	}
 }
 

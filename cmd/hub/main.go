@@ -4,20 +4,61 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 )
 
+// agentPGID is the process group of the running agent, 0 when none; a
+// second SIGINT/SIGTERM kills it at once.
+var agentPGID atomic.Int64
+
 func main() {
-	ctx, stop := signalContext()
+	ctx, stop := signalContext(func() {
+		if pgid := agentPGID.Load(); pgid > 0 {
+			_ = syscall.Kill(-int(pgid), syscall.SIGKILL)
+		}
+		fmt.Fprintln(os.Stderr, "hub: second signal: agent killed, exiting without run.finished")
+		os.Exit(130)
+	})
 	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// signalContext is cancelled by SIGINT or SIGTERM to hub, which stops the
-// agent's process group and ends the run as cancelled/caller.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// signalContext returns a context cancelled by the first SIGINT or SIGTERM to
+// hub, which stops the agent's process group (grace, then SIGKILL) and ends
+// the run as cancelled/caller with run.finished. A second signal calls
+// force, for when waiting is not wanted or hub is blocked writing its output.
+// SIGPIPE is caught so that a closed stdout is a write error (the run then
+// stops the agent) rather than hub's silent death leaving the agent behind.
+func signalContext(force func()) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case sig := <-sigs:
+				n++
+				if n == 1 {
+					cancel(fmt.Errorf("hub received %v", sig))
+				} else {
+					force()
+				}
+			}
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 func runMain() int {
-	ctx, stop := signalContext()
+	ctx, stop := signalContext(func() { os.Exit(131) })
 	defer stop()
 	return run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 }
@@ -242,4 +243,66 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestOutputWriteFailure: when hub cannot write its output, the run fails as
+// internal (exit 11) and says why on stderr, in every output mode.
+func TestOutputWriteFailure(t *testing.T) {
+	bin := fakeAgent(t, okBody)
+	for _, mode := range []string{"text", "jsonl", "json"} {
+		var errb bytes.Buffer
+		code := run(t.Context(), []string{"hub", "run", "--agent", "opencode", "--bin", bin, "--output", mode, "x"},
+			strings.NewReader(""), failWriter{}, &errb)
+		if code != 11 || !strings.Contains(errb.String(), "no space left") {
+			t.Errorf("--output %s to a full disk: exit %d, stderr %q; want 11 and the write error", mode, code, errb.String())
+		}
+	}
+}
+
+// TestClosedStdout runs a real hub process whose stdout reader goes away: hub
+// must stop the agent and exit 11, not die of SIGPIPE leaving it behind.
+func TestClosedStdout(t *testing.T) {
+	t.Parallel()
+	exe, _ := os.Executable()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	bin := fakeAgent(t, `echo $$ > `+pidfile+`
+while true; do echo '{"type":"step_start","sessionID":"ses_pipe","part":{}}'; sleep 0.05; done`)
+	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--grace", "1s", "x")
+	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 10)
+	if _, err := io.ReadFull(stdout, buf); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close() // like `| head -c 10`
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("hub did not exit after its stdout closed")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 11 {
+		t.Errorf("hub exit = %d (%v), want 11", code, cmd.ProcessState)
+	}
+	b, _ := os.ReadFile(pidfile)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	if pid == 0 {
+		t.Fatal("agent never wrote its pid")
+	}
+	if live := proc.LiveInGroup(pid); len(live) > 0 {
+		t.Errorf("agent's processes %v still running after hub exited", live)
+	}
 }

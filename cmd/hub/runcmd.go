@@ -1,10 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,8 +26,8 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "resume", Usage: "session id to resume (from run.finished.session_id)"},
 			&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit for the whole run (0 = none)", EnvVars: []string{"HUB_TIMEOUT"}},
 			&cli.DurationFlag{Name: "idle-timeout", Usage: "stop when the agent writes nothing on stdout for this long (0 = none)", EnvVars: []string{"HUB_IDLE_TIMEOUT"}},
-			&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group", EnvVars: []string{"HUB_GRACE"}},
-			&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it", EnvVars: []string{"HUB_LINGER"}},
+			&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group (0 means the default)", EnvVars: []string{"HUB_GRACE"}},
+			&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it (0 means the default)", EnvVars: []string{"HUB_LINGER"}},
 			&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event) or json (only run.finished)", EnvVars: []string{"HUB_OUTPUT"}},
 			&cli.StringFlag{Name: "raw-log", Usage: "write the agent's own stdout, byte for byte, to this file"},
 			&cli.StringFlag{Name: "bin", Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
@@ -35,8 +35,19 @@ func runCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "env", Usage: "K=V to add to the agent's environment (repeatable)"},
 			&cli.IntFlag{Name: "max-line", Value: framer.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
 		},
-		Action: runAction,
+		Action:       runAction,
+		OnUsageError: usageErr,
 	}
+}
+
+// usageErr turns a flag parsing error into a usage error (exit 2) without
+// printing help on stdout, where a jsonl consumer reads.
+func usageErr(_ *cli.Context, err error, _ bool) error {
+	msg := err.Error()
+	if strings.Contains(msg, "flag provided but not defined") {
+		msg += " (flags go before the prompt; put a prompt that starts with - after --)"
+	}
+	return usageError{msg}
 }
 
 func runAction(c *cli.Context) error {
@@ -86,13 +97,15 @@ func runAction(c *cli.Context) error {
 			return usagef("run: --cwd %s is not a directory", req.Cwd)
 		}
 	}
+	var rawLog *errWriter
 	if path := c.String("raw-log"); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
 			return usagef("run: --raw-log: %v", err)
 		}
 		defer f.Close()
-		req.RawLog = f
+		rawLog = &errWriter{w: f}
+		req.RawLog = rawLog
 	}
 
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
@@ -106,23 +119,51 @@ func runAction(c *cli.Context) error {
 	case "text":
 		sink = newTextPrinter(stdout, stderr).print
 	}
-	var once sync.Once
 	var last events.Event
 	fin := adapters.Run(c.Context, req, func(ev events.Event) error {
-		if ev.Type() == events.TypeRunFinished {
-			once.Do(func() { last = ev })
+		switch b := ev.Body.(type) {
+		case events.RunStarted:
+			if b.PID != nil {
+				agentPGID.Store(int64(*b.PID))
+			}
+		case events.RunFinished:
+			agentPGID.Store(0)
+			last = ev
 		}
 		return sink(ev)
 	})
+	if rawLog != nil && rawLog.err != nil {
+		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)
+	}
 	if output == "json" {
 		if err := events.NewEncoder(stdout).Encode(last); err != nil {
-			return err
+			fin.OK = false
+			fin.Error = events.NewError(events.BinInternal, "", "check where hub's output goes", "writing run.finished: %v", err)
 		}
 	}
 	if !fin.OK {
+		if output != "text" {
+			// jsonl and json carry the error; one line on stderr is for
+			// the person reading a CI log.
+			fmt.Fprintf(stderr, "hub: %s/%s: %s (next: %s)\n", fin.Error.Bin, fin.Error.Reason, fin.Error.Message, fin.Error.Hint)
+		}
 		return exitError{fin.Error}
 	}
 	return nil
+}
+
+// errWriter remembers its writer's first error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 // readPrompt takes the prompt from --prompt-file, or the arguments ("-"

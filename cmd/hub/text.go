@@ -14,13 +14,17 @@ import (
 // keeps only the answer.
 type textPrinter struct {
 	out, info   io.Writer
-	sawDelta    bool // text.delta events carry the answer; skip message
+	err         error // the first write error: the sink then fails the run
+	sawDelta    bool  // text.delta events carry the answer; skip message
 	endsWithNL  bool
 	wroteAnswer bool
 }
 
 func newTextPrinter(out, info io.Writer) *textPrinter {
-	return &textPrinter{out: out, info: info, endsWithNL: true}
+	p := &textPrinter{endsWithNL: true}
+	p.out = &errWriter{w: out}
+	p.info = info
+	return p
 }
 
 func (p *textPrinter) answer(s string) {
@@ -65,7 +69,9 @@ func (p *textPrinter) print(ev events.Event) error {
 		}
 		p.summary(b)
 	}
-	return nil
+	// The answer is the point of text output: failing to write it fails the
+	// run. The stderr lines are best effort.
+	return p.out.(*errWriter).err
 }
 
 func (p *textPrinter) summary(b events.RunFinished) {
