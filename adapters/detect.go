@@ -1,7 +1,6 @@
 package adapters
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -119,9 +118,11 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
+	// Bounded: a version is a short line; a binary that prints megabytes
+	// here is not the agent.
+	stdout, stderr := &headWriter{max: 4096}, &headWriter{max: 4096}
 	cmd := exec.Command(path, p.args()...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = time.Second
 	g, err := proc.Start(cmd)
 	if err != nil {
@@ -141,16 +142,18 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 		<-done
 		g.Reap(time.Second)
 		if parent.Err() != nil {
+			// The caller's context (Run maps its own wall-clock limit).
 			return "", events.NewError(events.BinCancelled, events.ReasonCaller,
 				"nothing to do if you meant to stop it; run again to retry", "cancelled while probing %s", path)
 		}
-		return "", events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable, p.upgradeHint(),
+		return "", events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable,
+			"run `"+path+" "+strings.Join(p.args(), " ")+"` by hand to see why it hangs, or pass another --bin",
 			"%s %s did not answer within %s", path, strings.Join(p.args(), " "), timeout)
 	}
 	g.Reap(time.Second)
 	out := stdout.String()
-	if !versionRe.MatchString(out) {
-		out = stderr.String()
+	if !versionRe.MatchString(out) && versionRe.MatchString(stderr.String()) {
+		out = stderr.String() // pi prints its version on stderr
 	}
 	if err != nil && !versionRe.MatchString(out) {
 		return "", events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable, p.upgradeHint(),
@@ -183,3 +186,18 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// headWriter keeps the first max bytes written to it and discards the rest.
+type headWriter struct {
+	max int
+	buf []byte
+}
+
+func (h *headWriter) Write(p []byte) (int, error) {
+	if n := h.max - len(h.buf); n > 0 {
+		h.buf = append(h.buf, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (h *headWriter) String() string { return string(h.buf) }

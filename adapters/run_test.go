@@ -151,7 +151,11 @@ func TestRunOutcomes(t *testing.T) {
 		check    func(t *testing.T, r result)
 	}{
 		{scenario: "version-old", bin: events.BinUnsupportedVersion, reason: events.ReasonTooOld},
-		{scenario: "version-garbage", bin: events.BinUnsupportedVersion, reason: events.ReasonUnparseable},
+		{scenario: "version-garbage", bin: events.BinUnsupportedVersion, reason: events.ReasonUnparseable, check: func(t *testing.T, r result) {
+			if !strings.Contains(r.fin.Error.Message, "development build") {
+				t.Errorf("message = %q, want what the binary printed", r.fin.Error.Message)
+			}
+		}},
 		{scenario: "malformed", text: "fake answer", check: func(t *testing.T, r result) {
 			// banner and the cut line are reported; ANSI, BOM and CRLF lines decode.
 			if n := len(r.notices(events.NoticeNonJSONOutput)); n != 2 {

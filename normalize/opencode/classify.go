@@ -98,6 +98,12 @@ func Classify(e gjson.Result) *events.Error {
 	case code == "ProviderHeaderTimeoutError" || code == "ProviderResponseStreamError" || isNetwork(text):
 		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
 	}
+	if name == "UnknownError" && normalize.ContainsFold(msg, "unexpected server error") {
+		// OpenCode 1.18 reports an unknown provider or model this way, and
+		// other internal failures too; the cause is only in its own logs.
+		return mk(events.BinAgentFailed, events.ReasonErrorEvent,
+			"opencode hid the cause: check that --model names a provider/model it knows (`opencode models`), then rerun opencode by hand with --print-logs")
+	}
 	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run opencode by hand for details")
 }
 
