@@ -57,7 +57,7 @@ func (r realRun) types() []events.Type {
 // runReal runs the real opencode on prompt through adapters.Run with its own
 // mock server and home, and checks what every run must keep: a valid stream
 // with one run.finished last, and no process of the run left alive.
-func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Limits) realRun {
+func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Limits, extraEnv ...string) realRun {
 	t.Helper()
 	bin := realcli.Bin(t, "opencode")
 	srv, err := mockllm.StartWith(opts)
@@ -75,6 +75,9 @@ func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Li
 		t.Fatal(err)
 	}
 	env = append(env, "OPENCODE_CONFIG="+cfg, "OPENCODE_DISABLE_MODELS_FETCH=1")
+	for _, e := range extraEnv {
+		env = append(env, strings.ReplaceAll(e, "$DIR", dir))
+	}
 	if limits.Timeout == 0 {
 		limits.Timeout = 2 * time.Minute
 	}
@@ -324,5 +327,23 @@ func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
 	// made depends on its start-up time, which load stretches.
 	if n := len(modelCalls(r.server)); n < 1 {
 		t.Errorf("model calls = %d, want at least 1", n)
+	}
+}
+
+// TestRealToolKilled: OpenCode runs its bash tool in a process group of its
+// own and ignores SIGTERM while the tool runs. Stopping the run must still
+// kill the tool and everything it started (runReal checks for survivors).
+func TestRealToolKilled(t *testing.T) {
+	t.Parallel()
+	// BASH_ENV makes the tool's `echo` hang: bash sources it first.
+	bashEnv := filepath.Join(t.TempDir(), "bashenv")
+	if err := os.WriteFile(bashEnv, []byte("echo() { sleep 300; builtin echo \"$@\"; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runReal(t, "Run it. "+string(mockllm.Tool), mockllm.Options{},
+		budget.Limits{Timeout: 25 * time.Second, Grace: 2 * time.Second}, "BASH_ENV="+bashEnv)
+	wantErr(t, r, events.BinTimeout, events.ReasonWall, 0)
+	if n := len(modelCalls(r.server)); n < 1 {
+		t.Errorf("model calls = %d: OpenCode never asked for the tool, so nothing was tested", n)
 	}
 }
