@@ -7,7 +7,9 @@ package opencode_test
 
 import (
 	"bytes"
+	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -92,4 +94,22 @@ func replay(t *testing.T, raw string) []byte {
 	enc := events.NewEncoder(&out)
 	adapters.Replay(t.Context(), req, f, end, enc.Encode)
 	return out.Bytes()
+}
+
+// BenchmarkReplay normalizes the recorded tool transcript repeated to about
+// 16 MiB through adapters.Replay (framing, cleaning, decoding, encoding):
+// go test -run XXX -bench Replay ./adapters/opencode
+func BenchmarkReplay(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join(realcli.Root(), "testdata", "opencode", "tool.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := bytes.Repeat(raw, (16<<20)/len(raw))
+	req := adapters.Request{Agent: "opencode", Model: "mock/mock-model", RunID: "r"}
+	zero := 0
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		enc := events.NewEncoder(io.Discard)
+		adapters.Replay(context.Background(), req, bytes.NewReader(data), normalize.End{ExitCode: &zero}, enc.Encode)
+	}
 }

@@ -152,3 +152,19 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	c.data = c.data[k:]
 	return k, nil
 }
+
+// BenchmarkFramer frames 64 MiB of 1 KiB lines:
+// go test -run XXX -bench Framer ./internal/framer
+func BenchmarkFramer(b *testing.B) {
+	line := append(bytes.Repeat([]byte("x"), 1023), '\n')
+	data := bytes.Repeat(line, 64<<10)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		f := framer.New(bytes.NewReader(data), 0)
+		for {
+			if _, err := f.Next(); err != nil {
+				break
+			}
+		}
+	}
+}
