@@ -72,6 +72,10 @@ type Request struct {
 	// After its first write error it receives nothing more and the run goes
 	// on; wrap it to learn of the error.
 	RawLog io.Writer
+	// Kill, when closed, SIGKILLs the agent's process group and every
+	// descendant at once, without the grace period (for a second Ctrl-C).
+	// The run ends as cancelled/caller. nil means never.
+	Kill <-chan struct{}
 	// RunID names the run in every event; "" makes a random one.
 	RunID string
 	// Clock stamps events; nil means events.Now. Tests inject one.

@@ -106,6 +106,30 @@ var scenarios = map[string]func(args []string){
 		time.Sleep(1500 * time.Millisecond) // long enough for hub to see it
 		okStream(os.Stdout)
 	},
+	"detached-writer": func([]string) {
+		// A process in a session of its own keeps writing to stdout after
+		// the agent exits, and ignores SIGTERM.
+		cmd := exec.Command("sh", "-c", `trap "" TERM; while :; do echo tick; sleep 0.1; done`)
+		cmd.Stdout = os.Stdout
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			os.Exit(9)
+		}
+		os.WriteFile(os.Getenv("HUB_FAKE_PIDFILE"), []byte(fmt.Sprint(cmd.Process.Pid)), 0o644)
+		okStream(os.Stdout)
+		time.Sleep(300 * time.Millisecond)
+	},
+	"close-stdout": func([]string) {
+		fmt.Println(stepLine)
+		os.Stdout.Close()
+		time.Sleep(time.Hour)
+	},
+	"stop-then-more": func([]string) {
+		okStream(os.Stdout)
+		fmt.Println(stepLine)
+		fmt.Println(`{"type":"text","sessionID":"ses_fake1","part":{"type":"text","text":"working on more"}}`)
+		time.Sleep(time.Hour)
+	},
 	"burst": func([]string) {
 		for range 10 {
 			fmt.Println(stepLine)

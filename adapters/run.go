@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
@@ -30,10 +31,8 @@ import (
 // classification: the last 64 KiB.
 const StderrTailBytes = 64 << 10
 
-// pipeDrain is how long hub keeps waiting for more stdout or stderr bytes
-// once the agent has exited and the pipe is empty, in case a process outside
-// its group still holds the pipe open. Bytes the agent wrote before exiting
-// are always read in full, however slow the consumer.
+// pipeDrain bounds a read of stdout or stderr that was already waiting when
+// the agent exited (see pipeReader).
 const pipeDrain = time.Second
 
 // The causes with which hub stops a run (context.Cause of the run's context).
@@ -41,6 +40,7 @@ var (
 	ErrWallTimeout = errors.New("adapters: wall-clock timeout")
 	ErrIdleTimeout = errors.New("adapters: idle timeout")
 	ErrLinger      = errors.New("adapters: agent did not exit after its terminal event")
+	ErrKilled      = errors.New("adapters: killed at the caller's request (Request.Kill)")
 	errExited      = errors.New("adapters: agent exited")
 )
 
@@ -101,6 +101,7 @@ type run struct {
 	// decoder reported the agent's terminal event.
 	stopped  atomic.Pointer[stopRecord]
 	terminal atomic.Bool
+	linger   *time.Timer // set and reset by the reader goroutine
 	meter    budget.Meter
 	bodies   []events.Body
 }
@@ -251,10 +252,25 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	lim := r.req.Limits
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	if r.sinkErr != nil { // the consumer is gone already
+		stop(sinkCause{r.sinkErr})
+	}
 	if lim.Timeout > 0 {
 		t := time.AfterFunc(lim.Timeout-time.Since(r.began), func() { stop(ErrWallTimeout) })
 		defer t.Stop()
 	}
+	// The idle and linger timers outlive the agent's stdout: an agent that
+	// closes stdout and keeps running is idle, and lingering.
+	var idle *time.Timer
+	if lim.IdleTimeout > 0 {
+		idle = time.AfterFunc(lim.IdleTimeout, func() { stop(ErrIdleTimeout) })
+		defer idle.Stop()
+	}
+	defer func() {
+		if r.linger != nil {
+			r.linger.Stop()
+		}
+	}()
 
 	exited := make(chan struct{})
 	var (
@@ -268,6 +284,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	eg.Go(func() error {
 		tick := time.NewTicker(snapshotEvery)
 		defer tick.Stop()
+		kill := r.req.Kill
 		for {
 			select {
 			case <-exited:
@@ -275,6 +292,8 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 			case <-tick.C:
 				g.Snapshot()
 				continue
+			case <-kill:
+				stop(ErrKilled)
 			case <-runCtx.Done():
 			}
 			break
@@ -286,19 +305,24 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 		}
 		r.stopped.Store(&stopRecord{cause: context.Cause(runCtx)})
 		g.Snapshot()
-		_ = g.Signal(syscall.SIGTERM)
+		sig := syscall.SIGTERM
+		if errors.Is(context.Cause(runCtx), ErrKilled) {
+			sig = syscall.SIGKILL
+		}
+		_ = g.Signal(sig)
 		t := time.NewTimer(lim.GraceOrDefault())
 		defer t.Stop()
 		select {
 		case <-exited:
 		case <-t.C:
-			g.Snapshot()
-			_ = g.Signal(syscall.SIGKILL)
+		case <-kill:
 		}
+		g.Snapshot()
+		_ = g.Signal(syscall.SIGKILL)
 		return nil
 	})
-	out := &pipeReader{f: stdout}
-	errOut := &pipeReader{f: stderrR}
+	out := newPipeReader(stdout)
+	errOut := newPipeReader(stderrR)
 	// Waiter: reap the agent; what is left of its group and the descendants
 	// seen are orphans of a finished run, so kill them; then let the readers
 	// drain what the pipes still hold.
@@ -318,7 +342,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	// Reader: frame, decode and emit, until stdout ends.
 	dec := ad.NewDecoder(r.req)
 	eg.Go(func() error {
-		r.read(stop, out, dec)
+		r.read(stop, out, dec, idle)
 		return nil
 	})
 	_ = eg.Wait()
@@ -402,7 +426,7 @@ func (r *run) hubCause(ctx context.Context, cause error, lim budget.Limits) *eve
 // always drains stdout so the agent never blocks on a full pipe. Once hub
 // has signalled the agent (unless the agent had already reached its terminal
 // event), later output is read but not forwarded.
-func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize.Decoder) {
+func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize.Decoder, idle *time.Timer) {
 	lim := r.req.Limits
 	var src io.Reader = stdout
 	if r.req.RawLog != nil {
@@ -410,10 +434,7 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 	}
 	// The idle timer runs only while hub waits for the agent: time spent
 	// in the sink (a slow consumer) is not the agent's silence.
-	var idle *time.Timer
-	if lim.IdleTimeout > 0 {
-		idle = time.AfterFunc(lim.IdleTimeout, func() { stop(ErrIdleTimeout) })
-		defer idle.Stop()
+	if idle != nil {
 		src = &idleReader{r: src, t: idle, d: lim.IdleTimeout}
 	}
 	maxLine := r.req.MaxLine
@@ -421,12 +442,6 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 		maxLine = framer.DefaultMaxLine
 	}
 	fr := framer.New(src, maxLine)
-	var linger *time.Timer
-	defer func() {
-		if linger != nil {
-			linger.Stop()
-		}
-	}()
 	halted := func() bool { return r.stopped.Load() != nil && !r.terminal.Load() }
 	for {
 		l, err := fr.Next()
@@ -437,7 +452,11 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 			_, _ = io.Copy(io.Discard, src)
 			return
 		}
-		if halted() || r.sinkErr != nil {
+		if r.sinkErr != nil {
+			stop(sinkCause{r.sinkErr})
+			continue
+		}
+		if halted() {
 			continue
 		}
 		if idle != nil {
@@ -455,9 +474,16 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 		if st.Abort != nil {
 			stop(abortCause{st.Abort})
 		}
-		if st.Terminal && linger == nil {
+		switch {
+		case st.Terminal && r.linger == nil:
 			r.terminal.Store(true)
-			linger = time.AfterFunc(lim.LingerOrDefault(), func() { stop(ErrLinger) })
+			r.linger = time.AfterFunc(lim.LingerOrDefault(), func() { stop(ErrLinger) })
+		case !st.Terminal && r.linger != nil && r.stopped.Load() == nil:
+			// The agent went on after its terminal event (a new step):
+			// it is not finished after all.
+			r.linger.Stop()
+			r.linger = nil
+			r.terminal.Store(false)
 		}
 	}
 }
@@ -525,12 +551,23 @@ func (l *rawLog) Write(p []byte) (int, error) {
 }
 
 // pipeReader reads one of the agent's output pipes. Until the agent exits it
-// blocks like any pipe; after agentExited, a read that waits more than
-// pipeDrain for a byte ends the stream (io.EOF): whatever still holds the
-// pipe open is not the agent.
+// blocks like any pipe. After agentExited it returns only what is still
+// queued in the pipe (FIONREAD): everything the agent wrote before it exited
+// is there, however slowly the caller reads, and the stream ends (io.EOF) as
+// soon as the pipe is empty, whatever still holds it open or keeps writing to
+// it (a detached grandchild). A read already waiting when the agent exits
+// gives up after pipeDrain.
 type pipeReader struct {
 	f      *os.File
+	rc     syscall.RawConn
 	exited atomic.Bool
+}
+
+func newPipeReader(f *os.File) *pipeReader {
+	// SyscallConn, not Fd: Fd would switch the pipe to blocking mode and
+	// disable read deadlines.
+	rc, _ := f.SyscallConn()
+	return &pipeReader{f: f, rc: rc}
 }
 
 func (p *pipeReader) agentExited() {
@@ -538,11 +575,29 @@ func (p *pipeReader) agentExited() {
 	_ = p.f.SetReadDeadline(time.Now().Add(pipeDrain)) // a read waiting now
 }
 
+// queued returns how many bytes the pipe holds, -1 if unknown.
+func (p *pipeReader) queued() int {
+	n := -1
+	if p.rc != nil {
+		_ = p.rc.Control(func(fd uintptr) {
+			// TIOCINQ is FIONREAD on Linux: bytes queued for reading.
+			if v, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil {
+				n = v
+			}
+		})
+	}
+	return n
+}
+
 func (p *pipeReader) Read(b []byte) (int, error) {
 	if p.exited.Load() {
-		// The deadline measures only this read's wait, never time the
-		// caller spent elsewhere: data already in the pipe is returned at once.
-		_ = p.f.SetReadDeadline(time.Now().Add(pipeDrain))
+		q := p.queued()
+		if q == 0 {
+			return 0, io.EOF
+		}
+		if q > 0 {
+			b = b[:min(len(b), q)]
+		}
 	}
 	n, err := p.f.Read(b)
 	if errors.Is(err, os.ErrDeadlineExceeded) {

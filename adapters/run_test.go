@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +52,12 @@ func (r result) messages() []string {
 // group gone) and returns what happened.
 func runFake(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request)) result {
 	t.Helper()
+	return runFakeHook(t, ctx, scenario, edit, nil)
+}
+
+// runFakeHook is runFake with a hook called on every event before it is kept.
+func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request), hook func(events.Event)) result {
+	t.Helper()
 	req := adapters.Request{
 		Agent:  "opencode",
 		Prompt: "hello",
@@ -64,6 +72,9 @@ func runFake(t *testing.T, ctx context.Context, scenario string, edit func(*adap
 	enc := events.NewEncoder(&buf)
 	start := time.Now()
 	res.fin = adapters.Run(ctx, req, func(ev events.Event) error {
+		if hook != nil {
+			hook(ev)
+		}
 		res.events = append(res.events, ev)
 		return enc.Encode(ev)
 	})
@@ -255,13 +266,24 @@ func TestRunStops(t *testing.T) {
 		reason   events.Reason
 		signal   string
 		maxTook  time.Duration
+		cancelOn events.Type // cancel the caller's context when this event arrives
+		killOn   events.Type // close Request.Kill when this event arrives
+		detached bool        // the scenario leaves a process hub cannot see; kill it after
 	}{
 		{name: "idle", scenario: "hang", limits: budget.Limits{IdleTimeout: 300 * time.Millisecond, Grace: time.Second},
 			bin: events.BinTimeout, reason: events.ReasonIdle, signal: "SIGTERM", maxTook: 3 * time.Second},
 		{name: "wall", scenario: "hang", limits: budget.Limits{Timeout: 300 * time.Millisecond, Grace: time.Second},
 			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGTERM", maxTook: 3 * time.Second},
-		{name: "ignores SIGTERM", scenario: "ignore-term", limits: budget.Limits{Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond},
-			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGKILL", maxTook: 3 * time.Second},
+		{name: "ignores SIGTERM", scenario: "ignore-term", cancelOn: events.TypeSessionStarted, limits: budget.Limits{Grace: 300 * time.Millisecond},
+			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGKILL", maxTook: 3 * time.Second},
+		{name: "kill channel skips the grace", scenario: "ignore-term", killOn: events.TypeSessionStarted, limits: budget.Limits{Grace: time.Minute},
+			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGKILL", maxTook: 3 * time.Second},
+		{name: "detached writer holds stdout", scenario: "detached-writer", limits: budget.Limits{Timeout: 20 * time.Second},
+			maxTook: 5 * time.Second, detached: true},
+		{name: "agent closes stdout and idles", scenario: "close-stdout", limits: budget.Limits{IdleTimeout: 500 * time.Millisecond, Grace: time.Second},
+			bin: events.BinTimeout, reason: events.ReasonIdle, signal: "SIGTERM", maxTook: 3 * time.Second},
+		{name: "a step after the terminal event is unfinished", scenario: "stop-then-more", limits: budget.Limits{Timeout: 1500 * time.Millisecond, Grace: time.Second},
+			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGTERM", maxTook: 4 * time.Second},
 		{name: "caller cancels", scenario: "hang", cancel: 2 * time.Second, limits: budget.Limits{Grace: time.Second},
 			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGTERM", maxTook: 5 * time.Second},
 		{name: "linger", scenario: "linger", limits: budget.Limits{Linger: 300 * time.Millisecond, Grace: time.Second},
@@ -285,10 +307,30 @@ func TestRunStops(t *testing.T) {
 				ctx, cancel = context.WithCancel(ctx)
 				time.AfterFunc(tt.cancel, cancel)
 			}
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			kill := make(chan struct{})
+			var once sync.Once
 			pidfile := t.TempDir() + "/pid"
-			res := runFake(t, ctx, tt.scenario, func(r *adapters.Request) {
+			if tt.detached {
+				t.Cleanup(func() {
+					b, _ := os.ReadFile(pidfile)
+					if pid, _ := strconv.Atoi(string(b)); pid > 0 {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				})
+			}
+			res := runFakeHook(t, ctx, tt.scenario, func(r *adapters.Request) {
 				r.Limits = tt.limits
 				r.Env = []string{"HUB_FAKE_PIDFILE=" + pidfile}
+				r.Kill = kill
+			}, func(ev events.Event) {
+				if ev.Type() == tt.cancelOn {
+					cancel()
+				}
+				if ev.Type() == tt.killOn {
+					once.Do(func() { close(kill) })
+				}
 			})
 			wantBin(t, res.fin, tt.bin, tt.reason)
 			if res.took > tt.maxTook {
@@ -309,7 +351,7 @@ func TestRunStops(t *testing.T) {
 					t.Fatalf("the fake agent never started its tool: %v", err)
 				}
 			}
-			if b, err := os.ReadFile(pidfile); err == nil {
+			if b, err := os.ReadFile(pidfile); err == nil && !tt.detached {
 				pid, _ := strconv.Atoi(string(b))
 				if proc.Running(pid) {
 					t.Errorf("process %d the agent started is still running after Run", pid)
@@ -424,4 +466,18 @@ func TestRunSlowConsumerIsNotIdle(t *testing.T) {
 			return nil
 		})
 	wantBin(t, fin, "", "")
+}
+
+// TestRunSinkFailsAtStart: a consumer that is gone before the first event
+// stops the agent at once, even one that never writes a line.
+func TestRunSinkFailsAtStart(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "hang"),
+		Limits: budget.Limits{Grace: time.Second, Timeout: 30 * time.Second}},
+		func(events.Event) error { return errors.New("stdout closed") })
+	wantBin(t, fin, events.BinInternal, "")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Run took %s after the sink failed at run.started, want the agent stopped at once", took)
+	}
 }

@@ -26,10 +26,14 @@ type agentStatus struct {
 
 func agentsCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "agents",
-		Usage: "list the agents hub supports: installed or not, versions, paths",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
+		Name:         "agents",
+		Usage:        "list the agents hub supports: installed or not, versions, paths",
+		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
+		OnUsageError: usageErr,
 		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().Slice())
+			}
 			var rows []agentStatus
 			for _, name := range adapters.Names() {
 				ad, _ := adapters.Lookup(name)

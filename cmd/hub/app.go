@@ -95,15 +95,19 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			schemaCommand(),
 			versionCommand(),
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err.Error()} },
+		OnUsageError: usageErr,
 	}
 }
 
 func schemaCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "schema",
-		Usage: "print the JSON Schema (draft 2020-12) of hub's events",
+		Name:         "schema",
+		Usage:        "print the JSON Schema (draft 2020-12) of hub's events",
+		OnUsageError: usageErr,
 		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().Slice())
+			}
 			_, err := c.App.Writer.Write(events.Schema)
 			return err
 		},
@@ -112,9 +116,13 @@ func schemaCommand() *cli.Command {
 
 func versionCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "version",
-		Usage: "print hub's version",
+		Name:         "version",
+		Usage:        "print hub's version",
+		OnUsageError: usageErr,
 		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().Slice())
+			}
 			fmt.Fprintf(c.App.Writer, "hub %s (schema hub.event/v%d)\n", hubVersion(), events.Version)
 			return nil
 		},

@@ -7,20 +7,21 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
+	"time"
 )
 
-// agentPGID is the process group of the running agent, 0 when none; a
-// second SIGINT/SIGTERM kills it at once.
-var agentPGID atomic.Int64
+// forceKill is closed by a second SIGINT/SIGTERM: the run SIGKILLs the
+// agent's process group and descendants at once (adapters.Request.Kill).
+var forceKill = make(chan struct{})
 
 func main() {
 	ctx, stop := signalContext(func() {
-		if pgid := agentPGID.Load(); pgid > 0 {
-			_ = syscall.Kill(-int(pgid), syscall.SIGKILL)
-		}
-		fmt.Fprintln(os.Stderr, "hub: second signal: agent killed, exiting without run.finished")
+		close(forceKill)
+		// Give the run a moment to reap the agent and write run.finished;
+		// hub may also be stuck writing to an output nobody reads.
+		time.Sleep(2 * time.Second)
+		fmt.Fprintln(os.Stderr, "hub: second signal: agent killed, exiting")
 		os.Exit(130)
 	})
 	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
@@ -48,10 +49,11 @@ func signalContext(force func()) (context.Context, func()) {
 				return
 			case sig := <-sigs:
 				n++
-				if n == 1 {
+				switch n {
+				case 1:
 					cancel(fmt.Errorf("hub received %v", sig))
-				} else {
-					force()
+				case 2:
+					go force()
 				}
 			}
 		}

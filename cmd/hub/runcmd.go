@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
@@ -119,19 +123,22 @@ func runAction(c *cli.Context) error {
 	case "text":
 		sink = newTextPrinter(stdout, stderr).print
 	}
+	req.Kill = forceKill
+	ctx, cancel := context.WithCancelCause(c.Context)
+	defer cancel(nil)
+	closed := watchClosed(stdout, func() { cancel(errOutputClosed) })
 	var last events.Event
-	fin := adapters.Run(c.Context, req, func(ev events.Event) error {
-		switch b := ev.Body.(type) {
-		case events.RunStarted:
-			if b.PID != nil {
-				agentPGID.Store(int64(*b.PID))
-			}
-		case events.RunFinished:
-			agentPGID.Store(0)
+	fin := adapters.Run(ctx, req, func(ev events.Event) error {
+		if ev.Type() == events.TypeRunFinished {
 			last = ev
 		}
 		return sink(ev)
 	})
+	if closed() {
+		fin.OK = false
+		fin.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output",
+			"hub's stdout was closed by its reader; the agent was stopped")
+	}
 	if rawLog != nil && rawLog.err != nil {
 		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)
 	}
@@ -145,7 +152,7 @@ func runAction(c *cli.Context) error {
 		if output != "text" {
 			// jsonl and json carry the error; one line on stderr is for
 			// the person reading a CI log.
-			fmt.Fprintf(stderr, "hub: %s/%s: %s (next: %s)\n", fin.Error.Bin, fin.Error.Reason, fin.Error.Message, fin.Error.Hint)
+			fmt.Fprintf(stderr, "hub: %s: %s (next: %s)\n", binReason(fin.Error), fin.Error.Message, fin.Error.Hint)
 		}
 		return exitError{fin.Error}
 	}
@@ -190,4 +197,52 @@ func readPrompt(c *cli.Context) (string, error) {
 		return "", usagef("run: no prompt (pass it as an argument, - for stdin, or --prompt-file)")
 	}
 	return strings.Join(args, " "), nil
+}
+
+var errOutputClosed = errors.New("hub's stdout was closed")
+
+// watchClosed calls onClose once when w is a pipe whose reading end has been
+// closed (poll reports POLLERR on the writing end), so that a consumer that
+// went away stops the run even while hub has nothing to write. The returned
+// func reports whether that happened, and stops watching.
+func watchClosed(w io.Writer, onClose func()) func() bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return func() bool { return false }
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return func() bool { return false }
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return func() bool { return false }
+	}
+	var fd int
+	_ = rc.Control(func(p uintptr) { fd = int(p) })
+	var closed atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: 0}}
+			n, err := unix.Poll(pfd, 200)
+			if err == nil && n > 0 && pfd[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+				closed.Store(true)
+				onClose()
+				return
+			}
+		}
+	}()
+	return func() bool {
+		select {
+		case <-done:
+		default:
+			close(done)
+		}
+		return closed.Load()
+	}
 }

@@ -87,7 +87,7 @@ func (p *textPrinter) summary(b events.RunFinished) {
 		return
 	}
 	e := b.Error
-	fmt.Fprintf(p.info, "── failed: %s/%s · %s\n   %s\n", e.Bin, e.Reason, stats, e.Message)
+	fmt.Fprintf(p.info, "── failed: %s · %s\n   %s\n", binReason(e), stats, e.Message)
 	if e.Hint != "" {
 		fmt.Fprintf(p.info, "   next: %s\n", e.Hint)
 	}
@@ -102,4 +102,12 @@ func oneLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// binReason is "bin/reason", or "bin" when the bin has no reasons (internal).
+func binReason(e *events.Error) string {
+	if e.Reason == "" {
+		return string(e.Bin)
+	}
+	return string(e.Bin) + "/" + string(e.Reason)
 }

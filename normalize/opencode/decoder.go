@@ -63,6 +63,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	switch typ := root.Get("type").String(); typ {
 	case "step_start":
 		d.sawStep = true
+		d.lastReason = "" // a step in progress: not finished, whatever came before
 	case "text":
 		text := part.Get("text").String()
 		if part.Get("synthetic").Bool() || text == "" {
