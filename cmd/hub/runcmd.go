@@ -46,9 +46,9 @@ func runCommand() *cli.Command {
 
 // usageErr turns a flag parsing error into a usage error (exit 2) without
 // printing help on stdout, where a jsonl consumer reads.
-func usageErr(_ *cli.Context, err error, _ bool) error {
+func usageErr(c *cli.Context, err error, _ bool) error {
 	msg := err.Error()
-	if strings.Contains(msg, "flag provided but not defined") {
+	if c.Command != nil && c.Command.Name == "run" && strings.Contains(msg, "flag provided but not defined") {
 		msg += " (flags go before the prompt; put a prompt that starts with - after --)"
 	}
 	return usageError{msg}
