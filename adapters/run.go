@@ -596,7 +596,10 @@ func (p *pipeReader) Read(b []byte) (int, error) {
 			return 0, io.EOF
 		}
 		if q > 0 {
+			// Data is queued: this read cannot block, and the deadline
+			// agentExited set for a waiting read must not cut it off.
 			b = b[:min(len(b), q)]
+			_ = p.f.SetReadDeadline(time.Time{})
 		}
 	}
 	n, err := p.f.Read(b)

@@ -481,3 +481,23 @@ func TestRunSinkFailsAtStart(t *testing.T) {
 		t.Errorf("Run took %s after the sink failed at run.started, want the agent stopped at once", took)
 	}
 }
+
+// TestRunSlowConsumerAfterExit: the consumer is slow for longer than the
+// drain deadline after the agent exited, with the agent's last lines still
+// queued in the pipe: all of them are read.
+func TestRunSlowConsumerAfterExit(t *testing.T) {
+	t.Parallel()
+	var got []events.Type
+	fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "giant")},
+		func(ev events.Event) error {
+			if ev.Type() == events.TypeMessage && len(got) == 2 {
+				time.Sleep(2500 * time.Millisecond) // after the giant line; the agent has exited by now
+			}
+			got = append(got, ev.Type())
+			return nil
+		})
+	wantBin(t, fin, "", "")
+	if n := len(got); n != 6 {
+		t.Errorf("events = %v, want 6 (started, session, 2 messages, usage, finished)", got)
+	}
+}
