@@ -165,11 +165,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	switch path {
 	case "/chat/completions":
 		s.model(w, r, chatAPI)
-	case "/messages":
-		s.model(w, r, messagesAPI)
-	case "/messages/count_tokens":
-		s.countTokens(w, r)
-	// Seam for the last wire API:
+	// Seams for the other wire APIs:
+	//	case "/messages":  s.model(w, r, messagesAPI)   // Anthropic Messages
 	//	case "/responses": s.model(w, r, responsesAPI)  // OpenAI Responses
 	case "/models":
 		s.record(Request{Method: r.Method, Path: r.URL.Path})
@@ -193,9 +190,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 type wireAPI struct {
 	// parse reads a request body. Its error is the client's fault.
 	parse func(body []byte) (call, error)
-	// clientError writes an error response for a request the server
-	// refuses before parsing it (405) or that parse refused (400).
-	clientError func(w http.ResponseWriter, status int, message string)
+	// badRequest writes a 400 for a body parse refused.
+	badRequest func(w http.ResponseWriter, err error)
 	// write answers the call. It may block (hang, stall) until ctx is done.
 	write func(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c call, r reply)
 }
@@ -204,17 +200,17 @@ type wireAPI struct {
 func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 	if r.Method != http.MethodPost {
 		s.record(Request{Method: r.Method, Path: r.URL.Path})
-		api.clientError(w, http.StatusMethodNotAllowed, "mockllm: use POST")
+		writeJSON(w, http.StatusMethodNotAllowed, nil, openAIError("mockllm: use POST", "invalid_request_error", nil))
 		return
 	}
-	body, err := readBody(w, r)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var c call
 	if err == nil {
 		c, err = api.parse(body)
 	}
 	if err != nil {
 		s.record(Request{Method: r.Method, Path: r.URL.Path})
-		api.clientError(w, http.StatusBadRequest, "mockllm: cannot read request body: "+err.Error())
+		api.badRequest(w, err)
 		return
 	}
 	req := Request{
@@ -236,11 +232,6 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 	}
 	ctx := r.Context() // done when the client goes away or the server closes
 	api.write(ctx, w, &pacer{ctx: ctx, w: w, delay: s.opts.ChunkDelay}, id, c, rep)
-}
-
-// readBody reads a request body of at most maxBody bytes.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 }
 
 // pacer flushes streamed events and spaces them by the configured delay.
