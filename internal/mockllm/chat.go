@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-var chatAPI = wireAPI{parse: parseChat, badRequest: chatBadRequest, write: writeChat}
+var chatAPI = wireAPI{parse: parseChat, clientError: chatClientError, write: writeChat}
 
 // chatRequest is the part of a chat.completions request the server reads.
 type chatRequest struct {
@@ -78,8 +78,8 @@ func chatText(content json.RawMessage) string {
 	return strings.Join(texts, "")
 }
 
-func chatBadRequest(w http.ResponseWriter, err error) {
-	writeJSON(w, http.StatusBadRequest, nil, openAIError("mockllm: cannot read request body: "+err.Error(), "invalid_request_error", nil))
+func chatClientError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, nil, openAIError(message, "invalid_request_error", nil))
 }
 
 // chatError is how one failing scenario looks in this API.

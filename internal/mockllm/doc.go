@@ -16,9 +16,11 @@
 //     a failure, a hang or a stall, and the usage to report);
 //  3. the same wire API writes the reply in its own framing and error bodies.
 //
-// Implemented: OpenAI Chat Completions (chat.go), used by opencode and pi.
-// Not yet: Anthropic Messages (/v1/messages, claude) and OpenAI Responses
-// (/v1/responses, codex); each needs a parse function, a writer and an error
-// table (a wireAPI value) in its own file beside chat.go, and a line in
-// Server.route. The scenarios, usage numbers and tool choice stay shared.
+// Implemented: OpenAI Chat Completions (chat.go), used by opencode and pi;
+// Anthropic Messages (messages.go: /v1/messages and
+// /v1/messages/count_tokens), used by claude.
+// Not yet: OpenAI Responses (/v1/responses, codex); it needs a parse
+// function, a writer and an error table (a wireAPI value) in its own file
+// beside chat.go, and a line in Server.route. The scenarios, usage numbers
+// and tool choice stay shared.
 package mockllm

@@ -21,6 +21,10 @@ const (
 	// [ToolAnswerPrefix] + that result.
 	Tool Scenario = "MOCK_TOOL"
 	// Unauthorized fails with HTTP 401, invalid API key.
+	//
+	// The failures below are described for the OpenAI APIs; the Anthropic
+	// Messages API answers each in its own error shape, and Overloaded
+	// with [StatusOverloaded] (529).
 	Unauthorized Scenario = "MOCK_401"
 	// RateLimited fails with HTTP 429 and retry-after: 1 (retry-after-ms: 1000).
 	RateLimited Scenario = "MOCK_429"
@@ -222,11 +226,12 @@ func (c call) plan() reply {
 	return r
 }
 
-// chooseToolCall prefers a tool named bash, then the first whose name
-// contains "shell" or "exec", then read.
+// chooseToolCall prefers a tool named bash in any case (opencode's bash,
+// Claude Code's Bash), then the first whose name contains "shell" or "exec",
+// then one named read in any case (Claude Code's is Read), else calls "read".
 func chooseToolCall(tools []tool) toolCall {
 	for _, t := range tools {
-		if t.name == "bash" {
+		if strings.EqualFold(t.name, "bash") {
 			args := `{"command":"` + ToolCommand + `","description":"` + ToolDescription + `"}`
 			return toolCall{id: ToolCallID, name: t.name, arguments: pieces(args, 3)}
 		}
@@ -236,13 +241,14 @@ func chooseToolCall(tools []tool) toolCall {
 			return toolCall{id: ToolCallID, name: t.name, arguments: pieces(shellArgs(t.schema), 3)}
 		}
 	}
-	var schema json.RawMessage
+	name, schema := "read", json.RawMessage(nil)
 	for _, t := range tools {
-		if t.name == "read" {
-			schema = t.schema
+		if strings.EqualFold(t.name, "read") {
+			name, schema = t.name, t.schema
+			break
 		}
 	}
-	return toolCall{id: ToolCallID, name: "read", arguments: pieces(readArgs(schema), 3)}
+	return toolCall{id: ToolCallID, name: name, arguments: pieces(readArgs(schema), 3)}
 }
 
 // properties returns the property names of a JSON Schema object and whether

@@ -165,8 +165,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	switch path {
 	case "/chat/completions":
 		s.model(w, r, chatAPI)
-	// Seams for the other wire APIs:
-	//	case "/messages":  s.model(w, r, messagesAPI)   // Anthropic Messages
+	case "/messages":
+		s.model(w, r, messagesAPI)
+	case "/messages/count_tokens":
+		s.countTokens(w, r)
+	// Seam for the last wire API:
 	//	case "/responses": s.model(w, r, responsesAPI)  // OpenAI Responses
 	case "/models":
 		s.record(Request{Method: r.Method, Path: r.URL.Path})
@@ -190,8 +193,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 type wireAPI struct {
 	// parse reads a request body. Its error is the client's fault.
 	parse func(body []byte) (call, error)
-	// badRequest writes a 400 for a body parse refused.
-	badRequest func(w http.ResponseWriter, err error)
+	// clientError writes an error response for a request the server
+	// refuses before parsing it (405) or that parse refused (400).
+	clientError func(w http.ResponseWriter, status int, message string)
 	// write answers the call. It may block (hang, stall) until ctx is done.
 	write func(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c call, r reply)
 }
@@ -200,17 +204,17 @@ type wireAPI struct {
 func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 	if r.Method != http.MethodPost {
 		s.record(Request{Method: r.Method, Path: r.URL.Path})
-		writeJSON(w, http.StatusMethodNotAllowed, nil, openAIError("mockllm: use POST", "invalid_request_error", nil))
+		api.clientError(w, http.StatusMethodNotAllowed, "mockllm: use POST")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := readBody(w, r)
 	var c call
 	if err == nil {
 		c, err = api.parse(body)
 	}
 	if err != nil {
 		s.record(Request{Method: r.Method, Path: r.URL.Path})
-		api.badRequest(w, err)
+		api.clientError(w, http.StatusBadRequest, "mockllm: cannot read request body: "+err.Error())
 		return
 	}
 	req := Request{
@@ -232,6 +236,11 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 	}
 	ctx := r.Context() // done when the client goes away or the server closes
 	api.write(ctx, w, &pacer{ctx: ctx, w: w, delay: s.opts.ChunkDelay}, id, c, rep)
+}
+
+// readBody reads a request body of at most maxBody bytes.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 }
 
 // pacer flushes streamed events and spaces them by the configured delay.

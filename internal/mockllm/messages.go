@@ -1,0 +1,310 @@
+package mockllm
+
+// Anthropic Messages: POST /v1/messages (Claude Code adds ?beta=true), used
+// by claude; and POST /v1/messages/count_tokens.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+var messagesAPI = wireAPI{parse: parseMessages, clientError: messagesClientError, write: writeMessages}
+
+// messagesRequest is the part of a Messages request the server reads.
+type messagesRequest struct {
+	Model    string          `json:"model"`
+	Stream   bool            `json:"stream"`
+	System   json.RawMessage `json:"system"` // a string or an array of text blocks
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"` // a string or an array of blocks
+	} `json:"messages"`
+	Tools []struct {
+		Name        string          `json:"name"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	} `json:"tools"`
+}
+
+// messagesBlock is one content block of a message, of the types the server
+// reads: text, tool_use (ignored) and tool_result.
+type messagesBlock struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Content json.RawMessage `json:"content"` // tool_result: a string or an array of text blocks
+}
+
+func parseMessages(body []byte) (call, error) {
+	var req messagesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return call{}, err
+	}
+	c := call{model: req.Model, stream: req.Stream}
+	var user, system []string
+	if text, _ := messagesContent(req.System); text != "" {
+		system = append(system, text)
+	}
+	for _, m := range req.Messages {
+		text, result := messagesContent(m.Content)
+		if result != nil {
+			c.toolResult = result
+		}
+		switch m.Role {
+		case "user":
+			user = append(user, text)
+		case "system": // Claude Code 2.1 sends one after the first user message
+			system = append(system, text)
+		}
+	}
+	c.scenario = chooseScenario(user, system)
+	if len(user) > 0 {
+		c.userText = user[0]
+	}
+	for _, t := range req.Tools {
+		c.tools = append(c.tools, tool{name: t.Name, schema: t.InputSchema})
+	}
+	return c, nil
+}
+
+// messagesContent reads a content field: a string, or an array of blocks. It
+// returns the text of the text blocks, one line each (so that markers in
+// adjacent blocks stay apart), and the output of the last tool_result block,
+// if any. Anything else has no text.
+func messagesContent(content json.RawMessage) (text string, toolResult *string) {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return s, nil
+	}
+	var blocks []messagesBlock
+	if json.Unmarshal(content, &blocks) != nil {
+		return "", nil
+	}
+	var texts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+		case "tool_result":
+			out, _ := messagesContent(b.Content)
+			toolResult = &out
+		}
+	}
+	return strings.Join(texts, "\n"), toolResult
+}
+
+// anthropicErrorBody is the error body of the Anthropic API.
+type anthropicErrorBody struct {
+	Type  string `json:"type"` // "error"
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func anthropicError(typ, message string) anthropicErrorBody {
+	b := anthropicErrorBody{Type: "error"}
+	b.Error.Type, b.Error.Message = typ, message
+	return b
+}
+
+func messagesClientError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, nil, anthropicError("invalid_request_error", message))
+}
+
+// messagesError is how one failing scenario looks in this API.
+type messagesError struct {
+	status       int
+	typ, message string
+}
+
+// StatusOverloaded is the status [Overloaded] fails with in the Anthropic
+// Messages API: Anthropic's own "overloaded" status, not 503.
+const StatusOverloaded = 529
+
+var messagesErrors = map[Scenario]messagesError{
+	Unauthorized: {http.StatusUnauthorized, "authentication_error", "invalid x-api-key"},
+	RateLimited:  {http.StatusTooManyRequests, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"},
+	ServerError:  {http.StatusInternalServerError, "api_error", "Internal server error"},
+	Overloaded:   {StatusOverloaded, "overloaded_error", "Overloaded"},
+	Overflow:     {http.StatusBadRequest, "invalid_request_error", "prompt is too long: 200000 tokens > 128000 maximum"},
+}
+
+// The JSON shapes of responses, as structs so fields keep Anthropic's order.
+type (
+	messagesEvent struct {
+		Type         string            `json:"type"`
+		Message      *messagesMessage  `json:"message,omitempty"`
+		Index        *int              `json:"index,omitempty"`
+		ContentBlock *messagesBlockOut `json:"content_block,omitempty"`
+		Delta        any               `json:"delta,omitempty"`
+		Usage        *messagesUsage    `json:"usage,omitempty"`
+	}
+	messagesMessage struct {
+		ID           string             `json:"id"`
+		Type         string             `json:"type"`
+		Role         string             `json:"role"`
+		Model        string             `json:"model"`
+		Content      []messagesBlockOut `json:"content"`
+		StopReason   *string            `json:"stop_reason"`
+		StopSequence *string            `json:"stop_sequence"`
+		Usage        messagesUsage      `json:"usage"`
+	}
+	messagesBlockOut struct {
+		Type  string          `json:"type"`
+		Text  *string         `json:"text,omitempty"`
+		ID    string          `json:"id,omitempty"`
+		Name  string          `json:"name,omitempty"`
+		Input json.RawMessage `json:"input,omitempty"`
+	}
+	messagesBlockDelta struct {
+		Type        string  `json:"type"`
+		Text        *string `json:"text,omitempty"`
+		PartialJSON *string `json:"partial_json,omitempty"`
+	}
+	messagesStop struct {
+		StopReason   string  `json:"stop_reason"`
+		StopSequence *string `json:"stop_sequence"`
+	}
+	// messagesUsage: unlike OpenAI's prompt tokens, input_tokens excludes
+	// the tokens read from (or written to) the cache.
+	messagesUsage struct {
+		InputTokens              int `json:"input_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
+	}
+)
+
+func messagesUsageOf(u usage) messagesUsage {
+	return messagesUsage{InputTokens: u.prompt - u.cached, CacheReadInputTokens: u.cached, OutputTokens: u.completion}
+}
+
+// messagesStopReason is the stop_reason a reply ends with.
+func (r reply) messagesStopReason() string {
+	if r.kind == replyTool {
+		return "tool_use"
+	}
+	return "end_turn"
+}
+
+func writeMessages(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c call, r reply) {
+	w.Header().Set("request-id", "req_mock_"+strconv.Itoa(id))
+	switch r.kind {
+	case replyFail:
+		e := messagesErrors[r.scenario]
+		writeJSON(w, e.status, retryHeaders(r.retryAfter), anthropicError(e.typ, e.message))
+		return
+	case replyHang:
+		wait(ctx)
+		return
+	}
+	msg := messagesMessage{
+		ID: "msg_mock_" + strconv.Itoa(id), Type: "message", Role: "assistant", Model: c.model,
+		Content: []messagesBlockOut{}, Usage: messagesUsageOf(r.usage),
+	}
+	if !c.stream {
+		writeMessage(ctx, w, msg, r)
+		return
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	send := func(e messagesEvent) bool {
+		b, _ := json.Marshal(e) // cannot fail: no floats, deltas are structs
+		return p.event(fmt.Appendf(nil, "event: %s\ndata: %s\n\n", e.Type, b))
+	}
+	index := ptr(0)
+
+	start := msg
+	start.Usage.OutputTokens = 1 // what Anthropic reports before the first token
+	if !send(messagesEvent{Type: "message_start", Message: &start}) || !send(messagesEvent{Type: "ping"}) {
+		return
+	}
+	if r.kind == replyTool {
+		tc := r.toolCall
+		block := messagesBlockOut{Type: "tool_use", ID: tc.id, Name: tc.name, Input: json.RawMessage("{}")}
+		if !send(messagesEvent{Type: "content_block_start", Index: index, ContentBlock: &block}) {
+			return
+		}
+		for _, piece := range tc.arguments {
+			delta := messagesBlockDelta{Type: "input_json_delta", PartialJSON: ptr(piece)}
+			if !send(messagesEvent{Type: "content_block_delta", Index: index, Delta: delta}) {
+				return
+			}
+		}
+	} else {
+		block := messagesBlockOut{Type: "text", Text: ptr("")}
+		if !send(messagesEvent{Type: "content_block_start", Index: index, ContentBlock: &block}) {
+			return
+		}
+		for i, piece := range r.text {
+			if r.kind == replyStall && i == StallDeltas {
+				break
+			}
+			delta := messagesBlockDelta{Type: "text_delta", Text: ptr(piece)}
+			if !send(messagesEvent{Type: "content_block_delta", Index: index, Delta: delta}) {
+				return
+			}
+		}
+		if r.kind == replyStall {
+			wait(ctx)
+			return
+		}
+	}
+	u := msg.Usage
+	if !send(messagesEvent{Type: "content_block_stop", Index: index}) ||
+		!send(messagesEvent{Type: "message_delta", Delta: messagesStop{StopReason: r.messagesStopReason()}, Usage: &u}) {
+		return
+	}
+	send(messagesEvent{Type: "message_stop"})
+}
+
+// writeMessage answers a call with stream false: one message.
+func writeMessage(ctx context.Context, w http.ResponseWriter, msg messagesMessage, r reply) {
+	if r.kind == replyStall {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(w).Flush()
+		wait(ctx)
+		return
+	}
+	if r.kind == replyTool {
+		tc := r.toolCall
+		msg.Content = []messagesBlockOut{{Type: "tool_use", ID: tc.id, Name: tc.name, Input: json.RawMessage(strings.Join(tc.arguments, ""))}}
+	} else {
+		msg.Content = []messagesBlockOut{{Type: "text", Text: ptr(strings.Join(r.text, ""))}}
+	}
+	msg.StopReason = ptr(r.messagesStopReason())
+	writeJSON(w, http.StatusOK, nil, msg)
+}
+
+// countTokens answers POST /v1/messages/count_tokens, which Claude Code may
+// call to size a conversation: [BigPromptTokens] for a [BigUsage] request,
+// else [PromptTokens], whatever the scenario, so a failing scenario fails
+// only the model call.
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
+	s.record(Request{Method: r.Method, Path: r.URL.Path})
+	if r.Method != http.MethodPost {
+		messagesClientError(w, http.StatusMethodNotAllowed, "mockllm: use POST")
+		return
+	}
+	body, err := readBody(w, r)
+	var c call
+	if err == nil {
+		c, err = parseMessages(body)
+	}
+	if err != nil {
+		messagesClientError(w, http.StatusBadRequest, "mockllm: cannot read request body: "+err.Error())
+		return
+	}
+	n := PromptTokens
+	if c.scenario == BigUsage {
+		n = BigPromptTokens
+	}
+	writeJSON(w, http.StatusOK, nil, map[string]int{"input_tokens": n})
+}
