@@ -417,6 +417,10 @@ func (r *run) hubCause(ctx context.Context, cause error, lim budget.Limits) *eve
 		return events.NewError(events.BinTimeout, events.ReasonWall,
 			"give the run a later deadline", "the caller's deadline passed")
 	default:
+		var he *events.Error
+		if errors.As(cause, &he) { // the caller chose the error
+			return he
+		}
 		return events.NewError(events.BinCancelled, events.ReasonCaller,
 			"nothing to do if you meant to stop it; run again to retry", "run cancelled by the caller: %v", cause)
 	}

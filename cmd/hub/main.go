@@ -29,7 +29,7 @@ func main() {
 	os.Exit(code)
 }
 
-// signalContext returns a context cancelled by the first SIGINT or SIGTERM to
+// signalContext returns a context cancelled by the first SIGINT, SIGTERM or SIGHUP to
 // hub, which stops the agent's process group (grace, then SIGKILL) and ends
 // the run as cancelled/caller with run.finished. A second signal calls
 // force, for when waiting is not wanted or hub is blocked writing its output.
@@ -38,7 +38,8 @@ func main() {
 func signalContext(force func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// SIGHUP: a closed terminal or a dropped ssh session.
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {

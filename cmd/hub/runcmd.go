@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -126,7 +125,10 @@ func runAction(c *cli.Context) error {
 	req.Kill = forceKill
 	ctx, cancel := context.WithCancelCause(c.Context)
 	defer cancel(nil)
-	closed := watchClosed(stdout, func() { cancel(errOutputClosed) })
+	closed := watchClosed(stdout, func() {
+		cancel(events.NewError(events.BinInternal, "", "check the consumer of hub's output",
+			"hub's stdout was closed by its reader; the agent was stopped"))
+	})
 	var last events.Event
 	fin := adapters.Run(ctx, req, func(ev events.Event) error {
 		if ev.Type() == events.TypeRunFinished {
@@ -134,11 +136,7 @@ func runAction(c *cli.Context) error {
 		}
 		return sink(ev)
 	})
-	if closed() {
-		fin.OK = false
-		fin.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output",
-			"hub's stdout was closed by its reader; the agent was stopped")
-	}
+	closed()
 	if rawLog != nil && rawLog.err != nil {
 		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)
 	}
@@ -199,18 +197,16 @@ func readPrompt(c *cli.Context) (string, error) {
 	return strings.Join(args, " "), nil
 }
 
-var errOutputClosed = errors.New("hub's stdout was closed")
-
-// watchClosed calls onClose once when w is a pipe whose reading end has been
-// closed (poll reports POLLERR on the writing end), so that a consumer that
-// went away stops the run even while hub has nothing to write. The returned
+// watchClosed calls onClose once when w is a pipe or socket whose reading
+// end has been closed (poll reports POLLERR or POLLHUP), so that a consumer
+// that went away stops the run even while hub has nothing to write. The returned
 // func reports whether that happened, and stops watching.
 func watchClosed(w io.Writer, onClose func()) func() bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return func() bool { return false }
 	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+	if fi, err := f.Stat(); err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
 		return func() bool { return false }
 	}
 	rc, err := f.SyscallConn()
