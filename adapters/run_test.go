@@ -501,3 +501,20 @@ func TestRunSlowConsumerAfterExit(t *testing.T) {
 		t.Errorf("events = %v, want 6 (started, session, 2 messages, usage, finished)", got)
 	}
 }
+
+// TestRunCancelWithErrorCause: a caller that cancels with an *events.Error
+// cause chooses the run's error.
+func TestRunCancelWithErrorCause(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancelCause(t.Context())
+	want := events.NewError(events.BinInternal, "", "check the consumer", "output closed")
+	res := runFakeHook(t, ctx, "hang", func(r *adapters.Request) { r.Limits.Grace = time.Second }, func(ev events.Event) {
+		if ev.Type() == events.TypeSessionStarted {
+			cancel(want)
+		}
+	})
+	wantBin(t, res.fin, events.BinInternal, "")
+	if res.fin.Error.Message != "output closed" {
+		t.Errorf("error = %v, want the caller's %v", res.fin.Error, want)
+	}
+}
