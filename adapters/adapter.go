@@ -72,6 +72,9 @@ type Request struct {
 	// After its first write error it receives nothing more and the run goes
 	// on; wrap it to learn of the error.
 	RawLog io.Writer
+	// NoFailFast keeps the agent retrying errors that retrying cannot fix
+	// (HTTP 401/403); by default hub stops it at the first such retry.
+	NoFailFast bool
 	// Kill, when closed, SIGKILLs the agent's process group and every
 	// descendant at once, without the grace period (for a second Ctrl-C).
 	// The run ends as cancelled/caller. nil means never.

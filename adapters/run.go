@@ -155,6 +155,12 @@ func asError(err error) *events.Error {
 // outcome: the caller did not get the run's events.
 func (r *run) finish(out normalize.Outcome, exitCode *int, signal string) events.RunFinished {
 	usage, source, turns, tools := r.meter.Totals()
+	if t := out.Totals; t != nil {
+		usage, source = t.Usage, t.CostSource
+		if t.Turns > 0 {
+			turns = t.Turns
+		}
+	}
 	rf := events.RunFinished{
 		OK:         out.OK && out.Error == nil,
 		Error:      out.Error,

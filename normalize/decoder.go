@@ -52,4 +52,15 @@ type Outcome struct {
 	Error     *events.Error
 	Text      string // the final answer: the last assistant text, "" if none
 	SessionID string // "" when the agent gave none
+	// Totals, when not nil, are the agent's own final totals (Claude Code's
+	// result event); they replace the sums of the usage events in
+	// run.finished.
+	Totals *Totals
+}
+
+// Totals are a run's final usage as the agent reported it.
+type Totals struct {
+	Usage      events.Tokens // cost in USD, nil when unknown
+	CostSource events.CostSource
+	Turns      int64 // model turns; 0 when the agent did not say
 }

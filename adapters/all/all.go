@@ -3,5 +3,6 @@
 package all
 
 import (
+	_ "github.com/hubcli/hub/adapters/claude"   // registers "claude"
 	_ "github.com/hubcli/hub/adapters/opencode" // registers "opencode"
 )

@@ -36,6 +36,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "bin", Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file"},
 			&cli.StringSliceFlag{Name: "env", Usage: "K=V to add to the agent's environment (repeatable)"},
+			&cli.BoolFlag{Name: "no-fail-fast", Usage: "let the agent keep retrying errors that retrying cannot fix (HTTP 401/403) instead of stopping it at once"},
 			&cli.IntFlag{Name: "max-line", Value: framer.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
 		},
 		Action:       runAction,
@@ -93,7 +94,8 @@ func runAction(c *cli.Context) error {
 			Grace:       c.Duration("grace"),
 			Linger:      c.Duration("linger"),
 		},
-		MaxLine: c.Int("max-line"),
+		MaxLine:    c.Int("max-line"),
+		NoFailFast: c.Bool("no-fail-fast"),
 	}
 	if req.Cwd != "" {
 		if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {

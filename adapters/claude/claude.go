@@ -1,0 +1,92 @@
+// Package claude is hub's adapter for Claude Code (npm package
+// @anthropic-ai/claude-code): `claude -p --output-format stream-json
+// --verbose --include-partial-messages`. Decoding lives in normalize/claude.
+package claude
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+	clnorm "github.com/hubcli/hub/normalize/claude"
+)
+
+// Name is the agent's name in hub.
+const Name = "claude"
+
+// MinVersion is the oldest Claude Code whose stream-json output hub was
+// checked against (2.1.328 was recorded in testdata/claude; 2.1.0 shares its
+// format as far as hub reads it).
+const MinVersion = "2.1.0"
+
+// MaxPromptBytes is the largest prompt hub sends to Claude Code: 16 MiB.
+const MaxPromptBytes = 16 << 20
+
+// Adapter runs Claude Code. The zero value is ready to use.
+type Adapter struct{}
+
+var _ adapters.Adapter = (*Adapter)(nil)
+
+func init() { adapters.Register(&Adapter{}) }
+
+var info = adapters.Info{
+	Binary:      "claude",
+	Package:     "@anthropic-ai/claude-code",
+	MinVersion:  MinVersion,
+	InstallHint: "npm i -g @anthropic-ai/claude-code",
+}
+
+// Name implements adapters.Adapter.
+func (*Adapter) Name() string { return Name }
+
+// Info implements adapters.Adapter.
+func (*Adapter) Info() adapters.Info { return info }
+
+// Detect implements adapters.Adapter: `claude --version` prints
+// "2.1.328 (Claude Code)".
+func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error) {
+	return adapters.VersionProbe{Info: info}.Detect(ctx, bin)
+}
+
+// Command implements adapters.Adapter. The argv is
+//
+//	claude -p --output-format stream-json --verbose --include-partial-messages [--model=M] [--resume=S]
+//
+// and the prompt goes on stdin, which hub then closes: -p reads the prompt
+// from stdin when none is given in argv, byte for byte, with no argv length
+// limit and no way to be read as a flag. Values use the --flag=value form so
+// one starting with "-" stays a value. --include-partial-messages makes text
+// stream as text.delta and gives per-call output tokens. A prompt over
+// MaxPromptBytes is refused as invalid_input/prompt_too_large.
+func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
+	if strings.TrimSpace(req.Prompt) == "" {
+		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"pass a prompt: hub run --agent claude \"…\"", "empty prompt")
+	}
+	if len(req.Prompt) > MaxPromptBytes {
+		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
+			"put the material in files in the working directory and refer to them in a short prompt",
+			"prompt is %d bytes; claude accepts at most %d through hub", len(req.Prompt), MaxPromptBytes)
+	}
+	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"}
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	if req.Resume != "" {
+		args = append(args, "--resume="+req.Resume)
+	}
+	return adapters.Command{
+		Path:  inst.Path,
+		Args:  args,
+		Stdin: []byte(req.Prompt),
+		// A run must not update the binary under hub's feet.
+		Env: []string{"DISABLE_AUTOUPDATER=1"},
+	}, nil
+}
+
+// NewDecoder implements adapters.Adapter.
+func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
+	return clnorm.New(req.Model, !req.NoFailFast)
+}

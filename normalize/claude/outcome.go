@@ -1,0 +1,195 @@
+package claude
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// ToolKind maps a Claude Code tool name to its SPEC §3 kind (names of
+// Claude Code 2.1's built-in tools; MCP tools are named mcp__<server>__<tool>).
+func ToolKind(name string) events.ToolKind {
+	switch name {
+	case "Bash", "BashOutput", "KillShell", "KillBash":
+		return events.ToolShell
+	case "Read", "LS", "NotebookRead":
+		return events.ToolRead
+	case "Write":
+		return events.ToolWrite
+	case "Edit", "MultiEdit", "NotebookEdit":
+		return events.ToolEdit
+	case "Glob", "Grep":
+		return events.ToolSearch
+	case "WebFetch", "WebSearch":
+		return events.ToolWeb
+	case "Task", "Agent":
+		return events.ToolTask
+	}
+	if strings.HasPrefix(name, "mcp__") {
+		return events.ToolMCP
+	}
+	return events.ToolOther
+}
+
+// Hints for the failures Claude Code reports.
+const (
+	hintAuth     = "check ANTHROPIC_API_KEY, or log in with `claude` (/login) or run `claude setup-token`"
+	hintLogin    = "log in: run `claude` and /login, or `claude setup-token`, or set ANTHROPIC_API_KEY"
+	hintQuota    = "check the Anthropic account's billing and credit"
+	hintRate     = "wait and retry, or lower the request rate"
+	hintServer   = "the API failed; retry later"
+	hintOverload = "the API is overloaded; retry later or pick another model"
+	hintOverflow = "shorten the prompt or the files in context, or start a new session"
+	hintNetwork  = "check ANTHROPIC_BASE_URL and the network, then retry"
+	hintRequest  = "read the API's message and fix the request (model name, options)"
+	hintTurns    = "raise --max-turns, or split the task"
+	hintBudget   = "raise the budget, or split the task"
+)
+
+// statusRe finds "API Error: 401" style statuses in result text.
+var statusRe = regexp.MustCompile(`API Error: (\d{3})`)
+
+// Outcome implements normalize.Decoder. Claude's structured fields decide
+// first (result subtype, is_error, api_error_status, the synthetic message's
+// error code, terminal_reason), its result text after, the exit status and
+// stderr last; the exit status alone never makes a run a success.
+func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
+	out := normalize.Outcome{Text: d.lastText, SessionID: d.sessionID}
+	r := d.result
+	if !r.Exists() {
+		out.Error = d.noResult(end)
+		return out
+	}
+	out.Totals = d.totals()
+	if t := r.Get("result"); t.Type == gjson.String && t.String() != "" && !r.Get("is_error").Bool() {
+		out.Text = t.String()
+	}
+	switch sub := r.Get("subtype").String(); {
+	case sub == "error_max_turns":
+		out.Error = events.NewError(events.BinBudgetExceeded, events.ReasonTurns, hintTurns,
+			"claude reached its maximum number of turns (%d)", r.Get("num_turns").Int())
+	case sub == "error_max_budget_usd":
+		out.Error = events.NewError(events.BinBudgetExceeded, events.ReasonCost, hintBudget,
+			"claude reached its budget (total cost $%.4f)", r.Get("total_cost_usd").Float())
+	case r.Get("is_error").Bool() || strings.HasPrefix(sub, "error"):
+		out.Error = d.classify()
+	default:
+		out.OK = true
+	}
+	return out
+}
+
+// totals reads the result's authoritative usage and cost.
+func (d *Decoder) totals() *normalize.Totals {
+	r := d.result
+	t := &normalize.Totals{Usage: tokens(r.Get("usage")), CostSource: events.CostUnknown, Turns: r.Get("num_turns").Int()}
+	if c := r.Get("total_cost_usd"); c.Type == gjson.Number {
+		v := c.Float()
+		t.Usage.CostUSD = &v
+		t.CostSource = events.CostReported
+	}
+	return t
+}
+
+// classify maps a failed result to hub's error.
+func (d *Decoder) classify() *events.Error {
+	r := d.result
+	text := r.Get("result").String()
+	if text == "" {
+		text = d.lastText
+	}
+	status := d.apiStatus
+	if s := r.Get("api_error_status"); s.Type == gjson.Number {
+		status = int(s.Int())
+	}
+	if status == 0 {
+		if m := statusRe.FindStringSubmatch(text); m != nil {
+			status, _ = strconv.Atoi(m[1])
+		}
+	}
+	code := d.synthetic
+	reason := r.Get("terminal_reason").String()
+	msg := normalize.Shorten(strings.TrimSpace(text), 1000)
+	if msg == "" {
+		msg = "claude reported an error (" + r.Get("subtype").String() + ")"
+	}
+	mk := func(bin events.Bin, rs events.Reason, hint string) *events.Error {
+		e := events.NewError(bin, rs, hint, "%s", msg).WithHTTPStatus(status)
+		if ra := d.retryAfter(); ra > 0 {
+			e.WithRetryAfter(ra)
+		}
+		return e
+	}
+	switch {
+	case reason == "prompt_too_long" || normalize.ContainsFold(text, "prompt is too long", "context window", "context_length_exceeded"):
+		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
+	case normalize.ContainsFold(text, "not logged in"):
+		return mk(events.BinUnavailable, events.ReasonAuth, hintLogin)
+	case code == "authentication_failed" || status == 401 || status == 403 || normalize.ContainsFold(text, "invalid api key"):
+		return mk(events.BinUnavailable, events.ReasonAuth, hintAuth)
+	case code == "billing_error" || normalize.ContainsFold(text, "credit balance"):
+		return mk(events.BinUnavailable, events.ReasonQuota, hintQuota)
+	case code == "rate_limit" || status == 429:
+		return mk(events.BinUnavailable, events.ReasonRateLimit, hintRate)
+	case status == 529 || code == "overloaded_error" || normalize.ContainsFold(text, "overloaded"):
+		return mk(events.BinUnavailable, events.ReasonOverloaded, hintOverload)
+	case code == "server_error" || status >= 500:
+		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
+	case code == "invalid_request" || status == 400 || status == 404 || status == 413:
+		return mk(events.BinInvalidInput, events.ReasonBadRequest, hintRequest)
+	case isNetwork(text):
+		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
+	}
+	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run claude by hand for details")
+}
+
+// retryAfter is the last api_retry's delay in seconds, when it was for a
+// rate limit.
+func (d *Decoder) retryAfter() float64 {
+	if d.lastRetry.Exists() && d.lastRetry.Get("error_status").Int() == 429 {
+		return d.lastRetry.Get("retry_delay_ms").Float() / 1000
+	}
+	return 0
+}
+
+func isNetwork(s string) bool {
+	return normalize.ContainsFold(s, "connection error", "unable to connect", "econnrefused", "econnreset",
+		"enotfound", "fetch failed", "request timed out", "timed out", "network error", "socket hang up")
+}
+
+// noResult classifies a run that ended without a result event.
+func (d *Decoder) noResult(end normalize.End) *events.Error {
+	tail := normalize.CleanText(end.Stderr)
+	last := normalize.Shorten(normalize.LastLine(tail), 600)
+	switch {
+	case normalize.ContainsFold(tail, "not logged in", "please run /login"):
+		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintLogin, "%s", last)
+	case normalize.ContainsFold(tail, "invalid api key"):
+		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth, "%s", last)
+	case isNetwork(tail):
+		return events.NewError(events.BinUnavailable, events.ReasonNetwork, hintNetwork, "%s", last)
+	case end.Signal != "":
+		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
+			"rerun; if it repeats, run claude by hand to see why it dies",
+			"claude was killed by %s before its result%s", end.Signal, suffix(last))
+	case end.ExitCode != nil && *end.ExitCode != 0:
+		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus,
+			"read the message; run claude by hand with the same arguments for details",
+			"claude exited with status %d without a result%s", *end.ExitCode, suffix(last))
+	}
+	return events.NewError(events.BinProtocol, events.ReasonNoResult,
+		"rerun; if it repeats, report it with the --raw-log transcript",
+		"claude exited 0 without a result event%s", suffix(last))
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
