@@ -32,7 +32,8 @@ func Replay(ctx context.Context, req Request, transcript io.Reader, end normaliz
 		maxLine = framer.DefaultMaxLine
 	}
 	fr := framer.New(transcript, maxLine)
-	for ctx.Err() == nil && r.sinkErr == nil {
+	var abort *events.Error
+	for ctx.Err() == nil && r.sinkErr == nil && abort == nil {
 		l, err := fr.Next()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -41,8 +42,12 @@ func Replay(ctx context.Context, req Request, transcript io.Reader, end normaliz
 			break
 		}
 		r.line(dec, l, maxLine)
+		abort = dec.Status().Abort // a live run would stop here
 	}
 	out := dec.Outcome(end)
+	if abort != nil {
+		out.OK, out.Error = false, abort
+	}
 	if ctx.Err() != nil {
 		out.OK, out.Error = false, events.NewError(events.BinCancelled, events.ReasonCaller,
 			"nothing to do if you meant to stop it", "replay cancelled: %v", context.Cause(ctx))

@@ -15,6 +15,7 @@ prefix="$root/.tools/npm"
 # agent name → npm package@version (versions read from the npm registry on
 # 2026-11-30; see ../shared/REAL-CLIS.md for how each behaves).
 declare -A pins=(
+  [claude]="@anthropic-ai/claude-code@2.1.328"
   [opencode]="opencode-ai@1.18.33"
 )
 

@@ -226,11 +226,8 @@ func (d *Decoder) assistant(dst []events.Body, root gjson.Result) []events.Body 
 		if s := root.Get("api_error_status"); s.Type == gjson.Number {
 			d.apiStatus = int(s.Int())
 		}
-		for _, b := range msg.Get("content").Array() {
-			if t := b.Get("text").String(); t != "" {
-				d.lastText = t
-			}
-		}
+		// Its text ("Invalid API key · …") is an error message, not an
+		// answer: the result classifies it.
 		return dst
 	}
 	if !d.partial && id != "" && !d.counted[id] {

@@ -100,9 +100,6 @@ func (d *Decoder) totals() *normalize.Totals {
 func (d *Decoder) classify() *events.Error {
 	r := d.result
 	text := r.Get("result").String()
-	if text == "" {
-		text = d.lastText
-	}
 	status := d.apiStatus
 	if s := r.Get("api_error_status"); s.Type == gjson.Number {
 		status = int(s.Int())
