@@ -36,7 +36,7 @@ for agent in "${want[@]}"; do
     continue
   fi
   echo "install-agents: installing $spec into $prefix"
-  npm install --prefix "$prefix" --no-package-lock --no-audit --no-fund --loglevel=error "$spec"
+  npm install --prefix "$prefix" --no-package-lock --save-exact --no-audit --no-fund --loglevel=error "$spec"
   "$prefix/node_modules/.bin/$agent" --version >/dev/null 2>&1 || {
     echo "install-agents: $agent installed but '$agent --version' fails" >&2; exit 1; }
 done
