@@ -5,9 +5,10 @@
 #
 #   HUB_SMOKE=1 HUB_SMOKE_MODEL=anthropic/claude-haiku-4-5 bash scripts/smoke.sh
 #
-# HUB_SMOKE_MODEL is an OpenCode provider/model; the provider's key comes from
-# the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, …) or from
-# `opencode auth login`.
+# HUB_SMOKE_AGENT picks the agent (opencode, the default, or claude).
+# For OpenCode, HUB_SMOKE_MODEL is a provider/model and the key comes from the
+# environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, …) or `opencode auth login`;
+# for Claude Code, ANTHROPIC_API_KEY or its saved login.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -16,22 +17,40 @@ if [[ ${HUB_SMOKE:-} != 1 ]]; then
   echo "smoke: skipped (set HUB_SMOKE=1 to run against a real provider)"
   exit 0
 fi
-auth_file=${XDG_DATA_HOME:-$HOME/.local/share}/opencode/auth.json
-if [[ -z ${ANTHROPIC_API_KEY:-}${OPENAI_API_KEY:-}${OPENROUTER_API_KEY:-}${GEMINI_API_KEY:-} && ! -s $auth_file ]]; then
-  echo "smoke: skipped (no provider credentials: set a provider API key or run \`opencode auth login\`)"
-  exit 0
-fi
-model=${HUB_SMOKE_MODEL:?smoke: set HUB_SMOKE_MODEL to an OpenCode provider/model, e.g. anthropic/claude-haiku-4-5}
+agent=${HUB_SMOKE_AGENT:-opencode}
+model_args=()
+case $agent in
+  opencode)
+    auth_file=${XDG_DATA_HOME:-$HOME/.local/share}/opencode/auth.json
+    if [[ -z ${ANTHROPIC_API_KEY:-}${OPENAI_API_KEY:-}${OPENROUTER_API_KEY:-}${GEMINI_API_KEY:-} && ! -s $auth_file ]]; then
+      echo "smoke: skipped (no provider credentials: set a provider API key or run \`opencode auth login\`)"
+      exit 0
+    fi
+    model=${HUB_SMOKE_MODEL:?smoke: set HUB_SMOKE_MODEL to an OpenCode provider/model, e.g. anthropic/claude-haiku-4-5}
+    model_args=(--model "$model")
+    ;;
+  claude)
+    if [[ -z ${ANTHROPIC_API_KEY:-}${CLAUDE_CODE_OAUTH_TOKEN:-} && ! -s $HOME/.claude/.credentials.json ]]; then
+      echo "smoke: skipped (no Claude credentials: set ANTHROPIC_API_KEY, or log in with \`claude\` / \`claude setup-token\`)"
+      exit 0
+    fi
+    [[ -n ${HUB_SMOKE_MODEL:-} ]] && model_args=(--model "$HUB_SMOKE_MODEL")
+    ;;
+  *)
+    echo "smoke: unknown HUB_SMOKE_AGENT=$agent (opencode or claude)" >&2
+    exit 2
+    ;;
+esac
 
 mkdir -p bin
 go build -o bin/hub ./cmd/hub
-bash scripts/install-agents.sh opencode >/dev/null
+bash scripts/install-agents.sh "$agent" >/dev/null
 export PATH="$root/.tools/npm/node_modules/.bin:$PATH"
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 status=0
-bin/hub run --agent opencode --model "$model" --timeout 120s --idle-timeout 90s --output json \
+bin/hub run --agent "$agent" "${model_args[@]}" --timeout 120s --idle-timeout 90s --output json \
   "Reply with exactly the word pong and nothing else." >"$out" || status=$?
 cat "$out"
 if [[ $status -ne 0 ]]; then
@@ -42,4 +61,4 @@ if ! grep -qi '"text":"[^"]*pong' "$out"; then
   echo "smoke: FAILED: answer does not contain pong" >&2
   exit 1
 fi
-echo "smoke: ok"
+echo "smoke: ok ($agent)"
