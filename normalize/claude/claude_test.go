@@ -1,9 +1,16 @@
 package claude_test
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/schematest"
 	"github.com/hubcli/hub/normalize"
 	"github.com/hubcli/hub/normalize/claude"
 )
@@ -140,4 +147,37 @@ func TestToolKind(t *testing.T) {
 			t.Errorf("ToolKind(%q) = %s, want %s", name, got, kind)
 		}
 	}
+}
+
+// FuzzDecoder: any line never panics and every event validates.
+func FuzzDecoder(f *testing.F) {
+	raws, _ := filepath.Glob("../../testdata/claude/*.jsonl")
+	for _, raw := range raws {
+		b, _ := os.ReadFile(raw)
+		for _, l := range strings.Split(string(b), "\n") {
+			f.Add([]byte(l))
+		}
+	}
+	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","content":[{"text":1}],"is_error":true}]}}`))
+	f.Add([]byte(`{"type":"stream_event","event":{"type":"message_delta","usage":{"output_tokens":-3}}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if !gjson.ValidBytes(line) {
+			return // the runner never hands a decoder invalid JSON
+		}
+		d := claude.New("", true)
+		bodies := d.Decode(nil, line)
+		bodies = d.Decode(bodies, line)
+		o := d.Outcome(exit(0))
+		bodies = append(bodies, events.RunFinished{OK: o.OK, Error: o.Error, Text: o.Text, CostSource: events.CostUnknown})
+		for i, b := range bodies {
+			ev := events.Event{Seq: int64(i), TS: time.Unix(0, 0), RunID: "r", Agent: "claude", Body: b}
+			enc, err := ev.MarshalJSON()
+			if err != nil {
+				t.Fatalf("MarshalJSON(%T): %v", b, err)
+			}
+			if err := schematest.ValidateLine(enc); err != nil {
+				t.Fatalf("%v", err)
+			}
+		}
+	})
 }
