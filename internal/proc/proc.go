@@ -30,7 +30,7 @@ type Group struct {
 	PGID int
 
 	mu       sync.Mutex
-	tree     map[int]bool // descendants seen by Snapshot, including dead ones
+	tree     map[int]uint64 // descendants seen by Snapshot → their start time
 	release  chan struct{}
 	released bool
 }
@@ -64,7 +64,7 @@ func Start(cmd *exec.Cmd) (*Group, error) {
 		close(release)
 		return nil, err
 	}
-	return &Group{Cmd: cmd, PGID: cmd.Process.Pid, tree: map[int]bool{}, release: release}, nil
+	return &Group{Cmd: cmd, PGID: cmd.Process.Pid, tree: map[int]uint64{}, release: release}, nil
 }
 
 // Snapshot records the leader's current descendants, and those of every
@@ -79,15 +79,18 @@ func (g *Group) Snapshot() int {
 	for pid := range g.tree {
 		roots = append(roots, pid)
 	}
-	for _, pid := range Descendants(roots...) {
-		g.tree[pid] = true
+	for _, p := range descendants(roots...) {
+		if _, seen := g.tree[p.pid]; !seen {
+			g.tree[p.pid] = p.start
+		}
 	}
 	return len(g.tree)
 }
 
 // Signal sends sig to every process of the group, to every recorded
-// descendant, and to the process groups those descendants lead. Processes
-// already gone are not an error.
+// descendant that is still the same process (its pid not reused: same start
+// time), and to the process groups those descendants lead. Processes already
+// gone are not an error.
 func (g *Group) Signal(sig syscall.Signal) error {
 	err := syscall.Kill(-g.PGID, sig)
 	if errors.Is(err, syscall.ESRCH) {
@@ -96,9 +99,9 @@ func (g *Group) Signal(sig syscall.Signal) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	self := syscall.Getpgrp()
-	for pid := range g.tree {
-		if pid == self {
-			continue
+	for pid, start := range g.tree {
+		if pid == self || startTime(pid) != start {
+			continue // gone, or the pid now belongs to another process
 		}
 		_ = syscall.Kill(pid, sig)
 		if pgid, perr := syscall.Getpgid(pid); perr == nil && pgid == pid {
@@ -113,14 +116,17 @@ func (g *Group) Signal(sig syscall.Signal) error {
 // and are their parent's to reap.
 func (g *Group) Alive() bool {
 	g.mu.Lock()
-	pids := make(map[int]bool, len(g.tree))
-	for pid := range g.tree {
-		pids[pid] = true
+	pids := make(map[int]uint64, len(g.tree))
+	for pid, start := range g.tree {
+		pids[pid] = start
 	}
 	g.mu.Unlock()
 	alive := false
-	scan(func(pid, ppid, pgid int, zombie bool) {
-		if !zombie && (pgid == g.PGID || pids[pid]) {
+	scan(func(p procInfo) {
+		if p.zombie {
+			return
+		}
+		if start, ok := pids[p.pid]; p.pgid == g.PGID || (ok && start == p.start) {
 			alive = true
 		}
 	})
@@ -154,28 +160,43 @@ func (g *Group) Reap(max time.Duration) bool {
 // Descendants returns the pids of every live descendant of the given pids
 // (not the pids themselves), from one walk of /proc.
 func Descendants(pids ...int) []int {
-	children := map[int][]int{}
-	scan(func(pid, ppid, _ int, _ bool) { children[ppid] = append(children[ppid], pid) })
+	var out []int
+	for _, p := range descendants(pids...) {
+		out = append(out, p.pid)
+	}
+	return out
+}
+
+func descendants(pids ...int) []procInfo {
+	children := map[int][]procInfo{}
+	scan(func(p procInfo) { children[p.ppid] = append(children[p.ppid], p) })
 	seen := map[int]bool{}
 	queue := append([]int(nil), pids...)
-	var out []int
+	var out []procInfo
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
 		for _, c := range children[p] {
-			if !seen[c] {
-				seen[c] = true
+			if !seen[c.pid] {
+				seen[c.pid] = true
 				out = append(out, c)
-				queue = append(queue, c)
+				queue = append(queue, c.pid)
 			}
 		}
 	}
 	return out
 }
 
-// scan calls f for every process in /proc with its parent, process group
-// and whether it is a zombie. Processes that vanish mid-scan are skipped.
-func scan(f func(pid, ppid, pgid int, zombie bool)) {
+// procInfo is what hub reads of a process from /proc/<pid>/stat.
+type procInfo struct {
+	pid, ppid, pgid int
+	zombie          bool
+	start           uint64 // start time in clock ticks since boot: with pid, names one process
+}
+
+// scan calls f for every process in /proc. Processes that vanish mid-scan
+// are skipped.
+func scan(f func(procInfo)) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return
@@ -185,23 +206,40 @@ func scan(f func(pid, ppid, pgid int, zombie bool)) {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
+		if p, ok := readStat(pid); ok {
+			f(p)
 		}
-		// pid (comm) state ppid pgrp …; comm may hold spaces and parens.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(string(b[i+1:]))
-		if len(fields) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(fields[1])
-		pgid, _ := strconv.Atoi(fields[2])
-		f(pid, ppid, pgid, fields[0] == "Z" || fields[0] == "X")
 	}
+}
+
+// readStat parses /proc/<pid>/stat: pid (comm) state ppid pgrp … starttime
+// (field 22); comm may hold spaces and parentheses.
+func readStat(pid int) (procInfo, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 20 {
+		return procInfo{}, false
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	pgid, _ := strconv.Atoi(fields[2])
+	start, _ := strconv.ParseUint(fields[19], 10, 64)
+	return procInfo{pid: pid, ppid: ppid, pgid: pgid, zombie: fields[0] == "Z" || fields[0] == "X", start: start}, true
+}
+
+// startTime is pid's start time, 0 when it does not exist.
+func startTime(pid int) uint64 {
+	p, ok := readStat(pid)
+	if !ok {
+		return 0
+	}
+	return p.start
 }
 
 // ExitStatus describes how a waited-for process ended: its exit code, or the
@@ -264,9 +302,9 @@ func (t *Tail) Total() int64 {
 // process group is pgid.
 func LiveInGroup(pgid int) []int {
 	var out []int
-	scan(func(pid, _, g int, zombie bool) {
-		if g == pgid && !zombie {
-			out = append(out, pid)
+	scan(func(p procInfo) {
+		if p.pgid == pgid && !p.zombie {
+			out = append(out, p.pid)
 		}
 	})
 	return out
@@ -274,11 +312,6 @@ func LiveInGroup(pgid int) []int {
 
 // Running reports whether pid exists and is not a zombie.
 func Running(pid int) bool {
-	running := false
-	scan(func(p, _, _ int, zombie bool) {
-		if p == pid && !zombie {
-			running = true
-		}
-	})
-	return running
+	p, ok := readStat(pid)
+	return ok && !p.zombie
 }
