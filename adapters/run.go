@@ -101,7 +101,8 @@ type run struct {
 	// decoder reported the agent's terminal event.
 	stopped  atomic.Pointer[stopRecord]
 	terminal atomic.Bool
-	linger   *time.Timer // set and reset by the reader goroutine
+	sent     atomic.Int32 // the last signal hub sent the agent, 0 if none
+	linger   *time.Timer  // set and reset by the reader goroutine
 	meter    budget.Meter
 	bodies   []events.Body
 }
@@ -316,6 +317,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 			sig = syscall.SIGKILL
 		}
 		_ = g.Signal(sig)
+		r.sent.Store(int32(sig))
 		t := time.NewTimer(lim.GraceOrDefault())
 		defer t.Stop()
 		select {
@@ -325,6 +327,9 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 		}
 		g.Snapshot()
 		_ = g.Signal(syscall.SIGKILL)
+		if !isExited(exited) {
+			r.sent.Store(int32(syscall.SIGKILL))
+		}
 		return nil
 	})
 	out := newPipeReader(stdout)
@@ -361,6 +366,11 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 		stopCause = rec.cause
 	}
 	code, sig := proc.ExitStatus(cmd.ProcessState)
+	if sent := syscall.Signal(r.sent.Load()); sig == "" && sent != 0 && code != nil && *code == 128+int(sent) {
+		// The agent caught hub's signal and exited with 128+n (Claude
+		// Code exits 143 on SIGTERM): report that hub killed it.
+		sig = unix.SignalName(sent)
+	}
 	end := normalize.End{ExitCode: code, Signal: sig, Stderr: stderr.String(), Stopped: stopCause != nil}
 	outcome := dec.Outcome(end)
 	var ab abortCause
@@ -617,4 +627,13 @@ func (p *pipeReader) Read(b []byte) (int, error) {
 		return n, io.EOF
 	}
 	return n, err
+}
+
+func isExited(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

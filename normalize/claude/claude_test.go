@@ -56,6 +56,7 @@ func TestOutcome(t *testing.T) {
 		{"connection", []string{result(`,"is_error":true,"result":"API Error: Connection error."`)}, exit(1), events.BinUnavailable, events.ReasonNetwork},
 		{"max turns", []string{`{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":3,"session_id":"s"}`}, exit(1), events.BinBudgetExceeded, events.ReasonTurns},
 		{"max budget", []string{`{"type":"result","subtype":"error_max_budget_usd","is_error":true,"total_cost_usd":0.5,"session_id":"s"}`}, exit(1), events.BinBudgetExceeded, events.ReasonCost},
+		{"bad session", []string{`{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["No conversation found with session ID: 0000"],"session_id":"s"}`}, exit(1), events.BinInvalidInput, events.ReasonBadSession},
 		{"no result exit 0", nil, exit(0), events.BinProtocol, events.ReasonNoResult},
 		{"no result exit 1", nil, exit(1), events.BinAgentFailed, events.ReasonExitStatus},
 		{"no result, stderr not logged in", nil, normalize.End{ExitCode: new(1), Stderr: "Not logged in · Please run /login"}, events.BinUnavailable, events.ReasonAuth},

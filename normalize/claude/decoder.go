@@ -139,9 +139,12 @@ func (d *Decoder) system(dst []events.Body, root gjson.Result, line []byte) []ev
 			Message: fmt.Sprintf("claude is retrying the API call (attempt %d of %d, HTTP %d, %s)",
 				root.Get("attempt").Int(), root.Get("max_retries").Int(), status, root.Get("error").String())})
 		if d.failFast && d.abort == nil && (status == 401 || status == 403 || root.Get("error").String() == "authentication_failed") {
+			what := root.Get("error").String()
+			if status > 0 {
+				what = fmt.Sprintf("HTTP %d, %s", status, what)
+			}
 			d.abort = events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth,
-				"the API rejected the credentials (HTTP %d, %s); hub stopped Claude Code instead of letting it retry",
-				status, root.Get("error").String()).WithHTTPStatus(status)
+				"the API rejected the credentials (%s); hub stopped Claude Code instead of letting it retry", what).WithHTTPStatus(status)
 		}
 		return dst
 	case "status", "hook_started", "hook_response":

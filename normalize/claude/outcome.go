@@ -100,6 +100,13 @@ func (d *Decoder) totals() *normalize.Totals {
 func (d *Decoder) classify() *events.Error {
 	r := d.result
 	text := r.Get("result").String()
+	if text == "" { // error_during_execution puts its reasons in "errors"
+		var errs []string
+		for _, e := range r.Get("errors").Array() {
+			errs = append(errs, e.String())
+		}
+		text = strings.Join(errs, "; ")
+	}
 	status := d.apiStatus
 	if s := r.Get("api_error_status"); s.Type == gjson.Number {
 		status = int(s.Int())
@@ -123,6 +130,9 @@ func (d *Decoder) classify() *events.Error {
 		return e
 	}
 	switch {
+	case normalize.ContainsFold(text, "no conversation found", "is not a uuid", "session not found"):
+		return mk(events.BinInvalidInput, events.ReasonBadSession,
+			"pass a session id Claude Code knows (run.finished.session_id of an earlier run in the same directory)")
 	case reason == "prompt_too_long" || normalize.ContainsFold(text, "prompt is too long", "context window", "context_length_exceeded"):
 		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
 	case normalize.ContainsFold(text, "not logged in"):
