@@ -75,6 +75,11 @@ type Request struct {
 	// NoFailFast keeps the agent retrying errors that retrying cannot fix
 	// (HTTP 401/403); by default hub stops it at the first such retry.
 	NoFailFast bool
+	// ReapOrphans says the caller is a child subreaper (see
+	// proc.BecomeSubreaper, done by the hub CLI) running one run at a time:
+	// every other child of the process belongs to this run, so processes the
+	// agent orphaned (a tool's detached child) are found and killed with it.
+	ReapOrphans bool
 	// Kill, when closed, SIGKILLs the agent's process group and every
 	// descendant at once, without the grace period (for a second Ctrl-C).
 	// The run ends as cancelled/caller. nil means never.

@@ -253,6 +253,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 		return r.fail(Redact(argv), inst.Version, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
 			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err))
 	}
+	g.Orphans = r.req.ReapOrphans
 	pid := g.PGID
 	r.emit(events.RunStarted{Argv: Redact(argv), Cwd: r.cwd(), PID: &pid, AgentVersion: &inst.Version, Limits: r.req.Limits.Event()})
 
@@ -340,6 +341,9 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	eg.Go(func() error {
 		waitErr = cmd.Wait()
 		close(exited)
+		if g.Orphans {
+			g.Snapshot() // the agent's orphans are children of this process now
+		}
 		_ = g.Signal(syscall.SIGKILL)
 		out.agentExited()
 		errOut.agentExited()

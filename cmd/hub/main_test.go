@@ -306,3 +306,31 @@ while true; do echo '{"type":"step_start","sessionID":"ses_pipe","part":{}}'; sl
 		t.Errorf("agent's processes %v still running after hub exited", live)
 	}
 }
+
+// TestOrphansKilled: an agent whose tool detaches a child (setsid, parent
+// exits at once) and then finishes; hub, a child subreaper, still finds the
+// orphan and kills it with the run.
+func TestOrphansKilled(t *testing.T) {
+	t.Parallel()
+	exe, _ := os.Executable()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	bin := fakeAgent(t, `setsid -f sh -c 'echo $$ > `+pidfile+`; exec sleep 300' </dev/null >/dev/null 2>&1
+while [ ! -s `+pidfile+` ]; do sleep 0.01; done
+`+okBody)
+	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "x")
+	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hub: %v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(pidfile)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	if pid == 0 {
+		t.Fatal("the detached child never started")
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if proc.Running(pid) {
+		t.Errorf("detached child %d of a finished run still running", pid)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/framer"
+	"github.com/hubcli/hub/internal/proc"
 )
 
 func runCommand() *cli.Command {
@@ -125,6 +126,11 @@ func runAction(c *cli.Context) error {
 		sink = newTextPrinter(stdout, stderr).print
 	}
 	req.Kill = forceKill
+	// hub runs one agent: as a child subreaper it gets the agent's orphans
+	// (a tool's detached children) and kills them with the run.
+	if err := proc.BecomeSubreaper(); err == nil {
+		req.ReapOrphans = true
+	}
 	ctx, cancel := context.WithCancelCause(c.Context)
 	defer cancel(nil)
 	closed := watchClosed(stdout, func() {

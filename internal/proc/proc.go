@@ -29,6 +29,12 @@ type Group struct {
 	Cmd  *exec.Cmd
 	PGID int
 
+	// Orphans, when set before the leader starts anything, makes Snapshot
+	// also record every other child of this process and its descendants:
+	// right only for a child subreaper (PR_SET_CHILD_SUBREAPER) that runs
+	// one group at a time, to which the group's orphans are re-parented.
+	Orphans bool
+
 	mu       sync.Mutex
 	tree     map[int]uint64 // descendants seen by Snapshot → their start time
 	release  chan struct{}
@@ -79,7 +85,13 @@ func (g *Group) Snapshot() int {
 	for pid := range g.tree {
 		roots = append(roots, pid)
 	}
+	if g.Orphans {
+		roots = append(roots, os.Getpid())
+	}
 	for _, p := range descendants(roots...) {
+		if p.pid == g.PGID {
+			continue
+		}
 		if _, seen := g.tree[p.pid]; !seen {
 			g.tree[p.pid] = p.start
 		}
@@ -144,6 +156,10 @@ func (g *Group) Reap(max time.Duration) bool {
 		}
 		g.mu.Unlock()
 	}()
+	if g.Orphans {
+		g.Snapshot()
+		defer g.reapOrphans()
+	}
 	_ = g.Signal(syscall.SIGKILL)
 	deadline := time.Now().Add(max)
 	for d := time.Millisecond; ; d = min(2*d, 50*time.Millisecond) {
@@ -314,4 +330,25 @@ func LiveInGroup(pgid int) []int {
 func Running(pid int) bool {
 	p, ok := readStat(pid)
 	return ok && !p.zombie
+}
+
+// reapOrphans waits for the recorded descendants that were re-parented to
+// this process (as a subreaper) and have exited, so no zombie is left.
+func (g *Group) reapOrphans() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	self := os.Getpid()
+	for pid := range g.tree {
+		if p, ok := readStat(pid); ok && p.ppid == self {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
+}
+
+// BecomeSubreaper makes this process a child subreaper
+// (PR_SET_CHILD_SUBREAPER): processes orphaned below it are re-parented to
+// it instead of to init, so a Group with Orphans set can still find them.
+func BecomeSubreaper() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
