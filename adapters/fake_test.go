@@ -130,6 +130,12 @@ var scenarios = map[string]func(args []string){
 		fmt.Println(`{"type":"text","sessionID":"ses_fake1","part":{"type":"text","text":"working on more"}}`)
 		time.Sleep(time.Hour)
 	},
+	"echo-env": func([]string) {
+		// Prints a credential from its environment, as a careless tool would.
+		fmt.Println(stepLine)
+		fmt.Printf(`{"type":"text","sessionID":"ses_fake1","part":{"type":"text","text":"key is %s"}}`+"\n", os.Getenv("MY_API_KEY"))
+		fmt.Println(stopLine)
+	},
 	"burst": func([]string) {
 		for range 10 {
 			fmt.Println(stepLine)

@@ -97,6 +97,7 @@ type run struct {
 
 	seq     int64
 	sinkErr error
+	secrets secrets // credential values to redact from events
 	// stopped is set once hub has signalled the agent; terminal once the
 	// decoder reported the agent's terminal event.
 	stopped  atomic.Pointer[stopRecord]
@@ -119,6 +120,7 @@ func (r *run) emit(b events.Body) {
 	if _, last := b.(events.RunFinished); r.sinkErr != nil && !last {
 		return
 	}
+	b = r.secrets.body(b)
 	ev := events.Event{Seq: r.seq, TS: r.clock(), RunID: r.runID, Agent: r.req.Agent, Body: b}
 	r.seq++
 	if err := r.sink(ev); err != nil && r.sinkErr == nil {
@@ -190,6 +192,7 @@ func (r *run) finish(out normalize.Outcome, exitCode *int, signal string) events
 	if rf.DurationMS < 0 {
 		rf.DurationMS = 0
 	}
+	rf = r.secrets.body(rf).(events.RunFinished)
 	r.emit(rf)
 	return rf
 }
@@ -227,6 +230,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = r.req.Cwd
 	cmd.Env = append(append(os.Environ(), spec.Env...), r.req.Env...)
+	r.secrets = newSecrets(cmd.Env)
 	if spec.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}

@@ -518,3 +518,20 @@ func TestRunCancelWithErrorCause(t *testing.T) {
 		t.Errorf("error = %v, want the caller's %v", res.fin.Error, want)
 	}
 }
+
+// TestRunRedactsSecrets: a credential from the agent's environment never
+// appears in an event, even when the agent prints it.
+func TestRunRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	const key = "sk-test-0123456789abcdef"
+	res := runFake(t, t.Context(), "echo-env", func(r *adapters.Request) {
+		r.Env = []string{"MY_API_KEY=" + key}
+	})
+	wantBin(t, res.fin, "", "")
+	if bytes.Contains(res.stream, []byte(key)) {
+		t.Errorf("the secret appears in the event stream:\n%s", res.stream)
+	}
+	if !strings.Contains(res.fin.Text, "[REDACTED]") {
+		t.Errorf("text = %q, want the key replaced by [REDACTED]", res.fin.Text)
+	}
+}
