@@ -147,6 +147,13 @@ func (d *Decoder) system(dst []events.Body, root gjson.Result, line []byte) []ev
 				"the API rejected the credentials (%s); hub stopped Claude Code instead of letting it retry", what).WithHTTPStatus(status)
 		}
 		return dst
+	case "permission_denied":
+		// Claude refused a tool call; its tool_result (is_error) follows or
+		// came before, and the result lists it in permission_denials too.
+		if id := root.Get("tool_use_id").String(); id != "" {
+			d.denied[id] = true
+		}
+		return dst
 	case "status", "hook_started", "hook_response":
 		// Progress chatter ("requesting"); nothing a caller acts on.
 		return dst
