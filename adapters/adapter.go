@@ -3,9 +3,11 @@ package adapters
 import (
 	"context"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 )
 
@@ -88,4 +90,19 @@ type Request struct {
 	RunID string
 	// Clock stamps events; nil means events.Now. Tests inject one.
 	Clock func() time.Time
+}
+
+// CheckPrompt is the prompt check every adapter makes: an empty prompt is
+// invalid_input/bad_request, one over maxBytes invalid_input/prompt_too_large.
+func CheckPrompt(agent, prompt string, maxBytes int) error {
+	if strings.TrimSpace(prompt) == "" {
+		return events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"pass a prompt: hub run --agent "+agent+" \"…\"", "empty prompt")
+	}
+	if len(prompt) > maxBytes {
+		return events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
+			"put the material in files in the working directory and refer to them in a short prompt",
+			"prompt is %d bytes; %s accepts at most %d through hub", len(prompt), agent, maxBytes)
+	}
+	return nil
 }

@@ -5,10 +5,8 @@ package claude
 
 import (
 	"context"
-	"strings"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 	clnorm "github.com/hubcli/hub/normalize/claude"
 )
@@ -61,14 +59,8 @@ func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error
 // stream as text.delta and gives per-call output tokens. A prompt over
 // MaxPromptBytes is refused as invalid_input/prompt_too_large.
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	if strings.TrimSpace(req.Prompt) == "" {
-		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
-			"pass a prompt: hub run --agent claude \"…\"", "empty prompt")
-	}
-	if len(req.Prompt) > MaxPromptBytes {
-		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
-			"put the material in files in the working directory and refer to them in a short prompt",
-			"prompt is %d bytes; claude accepts at most %d through hub", len(req.Prompt), MaxPromptBytes)
+	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
+		return adapters.Command{}, err
 	}
 	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"}
 	if req.Model != "" {

@@ -84,16 +84,6 @@ func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Li
 	return res
 }
 
-func modelCalls(s *mockllm.Server) []mockllm.Request {
-	var out []mockllm.Request
-	for _, r := range s.Requests() {
-		if r.Scenario != "" {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 func wantOK(t *testing.T, r realRun, text string) {
 	t.Helper()
 	if !r.fin.OK {
@@ -107,23 +97,6 @@ func wantOK(t *testing.T, r realRun, text string) {
 	}
 	if r.fin.CostSource != events.CostReported || r.fin.CostUSD == nil || *r.fin.CostUSD <= 0 {
 		t.Errorf("cost = %v %s, want a reported cost", r.fin.CostUSD, r.fin.CostSource)
-	}
-}
-
-func wantErr(t *testing.T, r realRun, bin events.Bin, reason events.Reason, status int) {
-	t.Helper()
-	e := r.fin.Error
-	if r.fin.OK || e == nil {
-		t.Fatalf("run.finished ok, want %s/%s", bin, reason)
-	}
-	if e.Bin != bin || e.Reason != reason {
-		t.Fatalf("error = %s/%s (%s), want %s/%s", e.Bin, e.Reason, e.Message, bin, reason)
-	}
-	if e.Retryable != events.Retryable(bin, reason) || e.Hint == "" {
-		t.Errorf("error retryable=%v hint=%q, want %v and a hint", e.Retryable, e.Hint, events.Retryable(bin, reason))
-	}
-	if status != 0 && (e.HTTPStatus == nil || *e.HTTPStatus != status) {
-		t.Errorf("http_status = %v, want %d", e.HTTPStatus, status)
 	}
 }
 
@@ -155,7 +128,7 @@ func TestRealText(t *testing.T) {
 	if r.fin.Turns != 1 {
 		t.Errorf("turns = %d, want 1", r.fin.Turns)
 	}
-	calls := modelCalls(r.server)
+	calls := realcli.ModelCalls(r.server)
 	if len(calls) == 0 || !strings.Contains(calls[0].UserText, prompt) {
 		t.Errorf("model got user text %q, want it to hold the prompt %q byte for byte", firstUser(calls), prompt)
 	}
@@ -233,7 +206,7 @@ func TestRealErrors(t *testing.T) {
 			t.Parallel()
 			r := runReal(t, "Fail please. "+string(tt.scenario), fast, budget.Limits{Timeout: 90 * time.Second},
 				"CLAUDE_CODE_MAX_RETRIES=1")
-			wantErr(t, r, tt.bin, tt.reason, tt.status)
+			realcli.WantErr(t, r.fin, tt.bin, tt.reason, tt.status)
 			t.Logf("%s: %s in %s", tt.scenario, r.fin.Error.Message, r.took.Round(time.Millisecond))
 		})
 	}
@@ -244,7 +217,7 @@ func TestRealErrors(t *testing.T) {
 func TestRealFailFast(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Bad key. "+string(mockllm.Unauthorized), mockllm.Options{}, budget.Limits{Grace: 2 * time.Second})
-	wantErr(t, r, events.BinUnavailable, events.ReasonAuth, 401)
+	realcli.WantErr(t, r.fin, events.BinUnavailable, events.ReasonAuth, 401)
 	var retryAt, endAt time.Time
 	for _, ev := range r.events {
 		if n, ok := ev.Body.(events.Notice); ok && n.Kind == events.NoticeRetry && retryAt.IsZero() {
@@ -271,7 +244,7 @@ func TestRealIdle(t *testing.T) {
 		t.Run(string(sc), func(t *testing.T) {
 			t.Parallel()
 			r := runReal(t, "Wait. "+string(sc), mockllm.Options{}, budget.Limits{IdleTimeout: idle, Grace: 2 * time.Second})
-			wantErr(t, r, events.BinTimeout, events.ReasonIdle, 0)
+			realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonIdle, 0)
 			n := len(r.events)
 			quiet := r.events[n-1].TS.Sub(r.events[n-2].TS)
 			if quiet < idle || quiet > idle+5*time.Second {
@@ -291,7 +264,7 @@ func TestRealToolKilled(t *testing.T) {
 	}
 	r := runReal(t, "Run it. "+string(mockllm.Tool), mockllm.Options{},
 		budget.Limits{Timeout: 15 * time.Second, Grace: 2 * time.Second}, "BASH_ENV="+bashEnv)
-	wantErr(t, r, events.BinTimeout, events.ReasonWall, 0)
+	realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonWall, 0)
 	if n := r.notices(events.NoticeRetry); n != 0 {
 		t.Logf("%d retry notices", n)
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 	ocnorm "github.com/hubcli/hub/normalize/opencode"
 )
@@ -63,14 +62,8 @@ func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error
 // MaxPromptBytes is refused as invalid_input/prompt_too_large; an empty one as
 // invalid_input/bad_request.
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	if strings.TrimSpace(req.Prompt) == "" {
-		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
-			"pass a prompt: hub run --agent opencode \"…\"", "empty prompt")
-	}
-	if len(req.Prompt) > MaxPromptBytes {
-		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
-			"put the material in files in the working directory and refer to them in a short prompt",
-			"prompt is %d bytes; opencode accepts at most %d through hub", len(req.Prompt), MaxPromptBytes)
+	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
+		return adapters.Command{}, err
 	}
 	args := []string{"run", "--format", "json", "--title=" + title(req.Prompt)}
 	if req.Model != "" {

@@ -138,23 +138,6 @@ func wantOK(t *testing.T, r realRun, text string) {
 	}
 }
 
-func wantErr(t *testing.T, r realRun, bin events.Bin, reason events.Reason, status int) {
-	t.Helper()
-	e := r.fin.Error
-	if r.fin.OK || e == nil {
-		t.Fatalf("run.finished ok, want %s/%s", bin, reason)
-	}
-	if e.Bin != bin || e.Reason != reason {
-		t.Fatalf("error = %s/%s (%s), want %s/%s", e.Bin, e.Reason, e.Message, bin, reason)
-	}
-	if e.Retryable != events.Retryable(bin, reason) || e.Hint == "" {
-		t.Errorf("error retryable=%v hint=%q, want %v and a hint", e.Retryable, e.Hint, events.Retryable(bin, reason))
-	}
-	if status != 0 && (e.HTTPStatus == nil || *e.HTTPStatus != status) {
-		t.Errorf("http_status = %v, want %d", e.HTTPStatus, status)
-	}
-}
-
 func TestRealText(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Say hello. "+string(mockllm.Text), mockllm.Options{}, budget.Limits{})
@@ -165,23 +148,13 @@ func TestRealText(t *testing.T) {
 	}
 	// --title keeps OpenCode from a hidden title-generation call: the only
 	// model call is the one whose usage the stream reports.
-	if n := len(modelCalls(r.server)); n != 1 {
+	if n := len(realcli.ModelCalls(r.server)); n != 1 {
 		t.Errorf("model calls = %d, want 1 (no hidden title call)", n)
 	}
 	want := []events.Type{events.TypeRunStarted, events.TypeSessionStarted, events.TypeMessage, events.TypeUsage, events.TypeRunFinished}
 	if got := r.types(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("event types = %v, want %v", got, want)
 	}
-}
-
-func modelCalls(s *mockllm.Server) []mockllm.Request {
-	var out []mockllm.Request
-	for _, r := range s.Requests() {
-		if r.Scenario != "" {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // TestRealPromptExact: the model gets the prompt byte for byte — quotes,
@@ -191,7 +164,7 @@ func TestRealPromptExact(t *testing.T) {
 	prompt := "--help -v \"quoted\"  two  spaces\nsecond line " + string(mockllm.Text)
 	r := runReal(t, prompt, mockllm.Options{}, budget.Limits{})
 	wantOK(t, r, mockllm.TextAnswer)
-	calls := modelCalls(r.server)
+	calls := realcli.ModelCalls(r.server)
 	if len(calls) == 0 || calls[0].UserText != prompt {
 		t.Errorf("model got user text %q, want %q", firstUser(calls), prompt)
 	}
@@ -258,8 +231,8 @@ func TestRealBigUsage(t *testing.T) {
 		sum = sum.Add(u.Step)
 	}
 	checkUsage(t, r.fin.Usage, sum.Input, sum.Output, sum.CacheRead)
-	if r.fin.Turns != int64(len(steps)) || int64(len(modelCalls(r.server))) != r.fin.Turns {
-		t.Errorf("turns = %d, usage events %d, model calls %d: want all equal", r.fin.Turns, len(steps), len(modelCalls(r.server)))
+	if r.fin.Turns != int64(len(steps)) || int64(len(realcli.ModelCalls(r.server))) != r.fin.Turns {
+		t.Errorf("turns = %d, usage events %d, model calls %d: want all equal", r.fin.Turns, len(steps), len(realcli.ModelCalls(r.server)))
 	}
 }
 
@@ -284,7 +257,7 @@ func TestRealErrors(t *testing.T) {
 		t.Run(string(tt.scenario), func(t *testing.T) {
 			t.Parallel()
 			r := runReal(t, "Fail please. "+string(tt.scenario), fast, budget.Limits{Timeout: 90 * time.Second})
-			wantErr(t, r, tt.bin, tt.reason, tt.status)
+			realcli.WantErr(t, r.fin, tt.bin, tt.reason, tt.status)
 			t.Logf("%s: %s in %s", tt.scenario, r.fin.Error.Message, r.took.Round(time.Millisecond))
 		})
 	}
@@ -299,7 +272,7 @@ func TestRealIdle(t *testing.T) {
 		t.Run(string(sc), func(t *testing.T) {
 			t.Parallel()
 			r := runReal(t, "Wait. "+string(sc), mockllm.Options{}, budget.Limits{IdleTimeout: idle, Grace: 2 * time.Second})
-			wantErr(t, r, events.BinTimeout, events.ReasonIdle, 0)
+			realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonIdle, 0)
 			// From the agent's last output (or the start) to the end: the
 			// idle timeout plus at most the grace and some slack.
 			n := len(r.events)
@@ -318,14 +291,14 @@ func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 20 * time.Second
 	r := runReal(t, "Fail slowly. "+string(mockllm.ServerError), mockllm.Options{}, budget.Limits{Timeout: timeout, Grace: 2 * time.Second})
-	wantErr(t, r, events.BinTimeout, events.ReasonWall, 0)
+	realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonWall, 0)
 	if r.took > timeout+10*time.Second {
 		t.Errorf("run took %s, want about %s", r.took, timeout)
 	}
 	// OpenCode reached the failing provider and was still in its backoff
 	// (2.4, 4.4, 8.9, 19, 37 s here) when hub stopped it. How many calls it
 	// made depends on its start-up time, which load stretches.
-	if n := len(modelCalls(r.server)); n < 1 {
+	if n := len(realcli.ModelCalls(r.server)); n < 1 {
 		t.Errorf("model calls = %d, want at least 1", n)
 	}
 }
@@ -342,8 +315,8 @@ func TestRealToolKilled(t *testing.T) {
 	}
 	r := runReal(t, "Run it. "+string(mockllm.Tool), mockllm.Options{},
 		budget.Limits{Timeout: 25 * time.Second, Grace: 2 * time.Second}, "BASH_ENV="+bashEnv)
-	wantErr(t, r, events.BinTimeout, events.ReasonWall, 0)
-	if n := len(modelCalls(r.server)); n < 1 {
+	realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonWall, 0)
+	if n := len(realcli.ModelCalls(r.server)); n < 1 {
 		t.Errorf("model calls = %d: OpenCode never asked for the tool, so nothing was tested", n)
 	}
 }

@@ -11,6 +11,9 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/mockllm"
 )
 
 // RequireEnv names the variable that turns a missing real CLI from a skip
@@ -97,4 +100,36 @@ func Leftovers(marker string) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// ModelCalls returns the model calls the mock server received (requests it
+// parsed into a scenario), leaving out probes such as count_tokens.
+func ModelCalls(s *mockllm.Server) []mockllm.Request {
+	var out []mockllm.Request
+	for _, r := range s.Requests() {
+		if r.Scenario != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// WantErr fails t unless fin is a failure with bin/reason, the retryable
+// flag SPEC §4 gives them, a hint, and (when status is not 0) that HTTP
+// status.
+func WantErr(t testing.TB, fin events.RunFinished, bin events.Bin, reason events.Reason, status int) {
+	t.Helper()
+	e := fin.Error
+	if fin.OK || e == nil {
+		t.Fatalf("run.finished ok, want %s/%s", bin, reason)
+	}
+	if e.Bin != bin || e.Reason != reason {
+		t.Fatalf("error = %s/%s (%s), want %s/%s", e.Bin, e.Reason, e.Message, bin, reason)
+	}
+	if e.Retryable != events.Retryable(bin, reason) || e.Hint == "" {
+		t.Errorf("error retryable=%v hint=%q, want %v and a hint", e.Retryable, e.Hint, events.Retryable(bin, reason))
+	}
+	if status != 0 && (e.HTTPStatus == nil || *e.HTTPStatus != status) {
+		t.Errorf("http_status = %v, want %d", e.HTTPStatus, status)
+	}
 }
