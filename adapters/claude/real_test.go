@@ -5,7 +5,6 @@ package claude_test
 // Anthropic Messages API, one scenario per test, offline.
 
 import (
-	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,19 +18,16 @@ import (
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/mockllm"
 	"github.com/hubcli/hub/internal/realcli"
-	"github.com/hubcli/hub/internal/schematest"
 )
 
 type realRun struct {
-	fin    events.RunFinished
-	events []events.Event
-	took   time.Duration
+	realcli.Result
 	server *mockllm.Server
 }
 
 func (r realRun) notices(kind events.NoticeKind) int {
 	n := 0
-	for _, ev := range r.events {
+	for _, ev := range r.Events {
 		if b, ok := ev.Body.(events.Notice); ok && b.Kind == kind {
 			n++
 		}
@@ -62,41 +58,23 @@ func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Li
 		limits.Timeout = 2 * time.Minute
 	}
 	req := adapters.Request{Agent: "claude", Prompt: prompt, Bin: bin, Cwd: work, Env: env, Limits: limits}
-	var res realRun
-	var stream bytes.Buffer
-	enc := events.NewEncoder(&stream)
-	start := time.Now()
-	res.fin = adapters.Run(t.Context(), req, func(ev events.Event) error {
-		res.events = append(res.events, ev)
-		return enc.Encode(ev)
-	})
-	res.took = time.Since(start)
-	res.server = srv
-	if err := schematest.ValidateStream(stream.Bytes()); err != nil {
-		t.Errorf("event stream invalid: %v", err)
-	}
-	if left := realcli.Leftovers(dir); len(left) > 0 {
-		t.Errorf("processes of the run still alive after Run returned: %v", left)
-	}
-	if t.Failed() || testing.Verbose() {
-		t.Logf("events:\n%s", stream.Bytes())
-	}
+	res := realRun{Result: realcli.Run(t, req, dir), server: srv}
 	return res
 }
 
 func wantOK(t *testing.T, r realRun, text string) {
 	t.Helper()
-	if !r.fin.OK {
-		t.Fatalf("run.finished not ok: %v", r.fin.Error)
+	if !r.Fin.OK {
+		t.Fatalf("run.finished not ok: %v", r.Fin.Error)
 	}
-	if r.fin.Text != text {
-		t.Errorf("text = %q, want %q", r.fin.Text, text)
+	if r.Fin.Text != text {
+		t.Errorf("text = %q, want %q", r.Fin.Text, text)
 	}
-	if r.fin.SessionID == nil || *r.fin.SessionID == "" {
-		t.Errorf("session_id = %v, want one", r.fin.SessionID)
+	if r.Fin.SessionID == nil || *r.Fin.SessionID == "" {
+		t.Errorf("session_id = %v, want one", r.Fin.SessionID)
 	}
-	if r.fin.CostSource != events.CostReported || r.fin.CostUSD == nil || *r.fin.CostUSD <= 0 {
-		t.Errorf("cost = %v %s, want a reported cost", r.fin.CostUSD, r.fin.CostSource)
+	if r.Fin.CostSource != events.CostReported || r.Fin.CostUSD == nil || *r.Fin.CostUSD <= 0 {
+		t.Errorf("cost = %v %s, want a reported cost", r.Fin.CostUSD, r.Fin.CostSource)
 	}
 }
 
@@ -104,12 +82,12 @@ func wantOK(t *testing.T, r realRun, text string) {
 // per-call usage events (each model message counted once).
 func checkUsage(t *testing.T, r realRun, in, out, cacheRead int64) {
 	t.Helper()
-	u := r.fin.Usage
+	u := r.Fin.Usage
 	if u.Input != in || u.Output != out || u.CacheRead != cacheRead {
 		t.Errorf("usage = in %d out %d cache read %d, want %d %d %d", u.Input, u.Output, u.CacheRead, in, out, cacheRead)
 	}
 	var sum events.Tokens
-	for _, ev := range r.events {
+	for _, ev := range r.Events {
 		if s, ok := ev.Body.(events.Usage); ok {
 			sum = sum.Add(s.Step)
 		}
@@ -125,15 +103,15 @@ func TestRealText(t *testing.T) {
 	r := runReal(t, prompt, mockllm.Options{}, budget.Limits{})
 	wantOK(t, r, mockllm.TextAnswer)
 	checkUsage(t, r, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
-	if r.fin.Turns != 1 {
-		t.Errorf("turns = %d, want 1", r.fin.Turns)
+	if r.Fin.Turns != 1 {
+		t.Errorf("turns = %d, want 1", r.Fin.Turns)
 	}
 	calls := realcli.ModelCalls(r.server)
 	if len(calls) == 0 || !strings.Contains(calls[0].UserText, prompt) {
-		t.Errorf("model got user text %q, want it to hold the prompt %q byte for byte", firstUser(calls), prompt)
+		t.Errorf("model got user text %q, want it to hold the prompt %q byte for byte", realcli.FirstUserText(calls), prompt)
 	}
 	var deltas strings.Builder
-	for _, ev := range r.events {
+	for _, ev := range r.Events {
 		if d, ok := ev.Body.(events.TextDelta); ok {
 			deltas.WriteString(d.Text)
 		}
@@ -143,35 +121,19 @@ func TestRealText(t *testing.T) {
 	}
 }
 
-func firstUser(calls []mockllm.Request) string {
-	if len(calls) == 0 {
-		return "(no call)"
-	}
-	return calls[0].UserText
-}
-
 func TestRealTool(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Run the marker command. "+string(mockllm.Tool), mockllm.Options{}, budget.Limits{})
 	wantOK(t, r, mockllm.ToolAnswerPrefix+mockllm.ToolOutput)
-	var started *events.ToolStarted
-	var finished *events.ToolFinished
-	for _, ev := range r.events {
-		switch b := ev.Body.(type) {
-		case events.ToolStarted:
-			started = &b
-		case events.ToolFinished:
-			finished = &b
-		}
-	}
+	started, finished := r.Tool()
 	if started == nil || started.Name != "Bash" || started.Kind != events.ToolShell {
 		t.Fatalf("tool.started = %+v, want Bash/shell", started)
 	}
 	if finished == nil || finished.Status != events.ToolOK || strings.TrimSpace(finished.Output) != mockllm.ToolOutput || finished.CallID != started.CallID {
 		t.Errorf("tool.finished = %+v, want ok with %q for %s", finished, mockllm.ToolOutput, started.CallID)
 	}
-	if r.fin.Turns != 2 || r.fin.ToolCalls != 1 {
-		t.Errorf("turns=%d tool_calls=%d, want 2, 1", r.fin.Turns, r.fin.ToolCalls)
+	if r.Fin.Turns != 2 || r.Fin.ToolCalls != 1 {
+		t.Errorf("turns=%d tool_calls=%d, want 2, 1", r.Fin.Turns, r.Fin.ToolCalls)
 	}
 	checkUsage(t, r, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
 }
@@ -181,7 +143,7 @@ func TestRealBigUsage(t *testing.T) {
 	r := runReal(t, "Big. "+string(mockllm.BigUsage), mockllm.Options{}, budget.Limits{})
 	wantOK(t, r, mockllm.TextAnswer)
 	checkUsage(t, r, mockllm.BigPromptTokens-mockllm.BigCachedTokens, mockllm.BigCompletionTokens, mockllm.BigCachedTokens)
-	if c := *r.fin.CostUSD; math.IsNaN(c) || c < 1 {
+	if c := *r.Fin.CostUSD; math.IsNaN(c) || c < 1 {
 		t.Errorf("cost = %v, want the large reported cost", c)
 	}
 }
@@ -206,8 +168,8 @@ func TestRealErrors(t *testing.T) {
 			t.Parallel()
 			r := runReal(t, "Fail please. "+string(tt.scenario), fast, budget.Limits{Timeout: 90 * time.Second},
 				"CLAUDE_CODE_MAX_RETRIES=1")
-			realcli.WantErr(t, r.fin, tt.bin, tt.reason, tt.status)
-			t.Logf("%s: %s in %s", tt.scenario, r.fin.Error.Message, r.took.Round(time.Millisecond))
+			realcli.WantErr(t, r.Fin, tt.bin, tt.reason, tt.status)
+			t.Logf("%s: %s in %s", tt.scenario, r.Fin.Error.Message, r.Took.Round(time.Millisecond))
 		})
 	}
 }
@@ -217,9 +179,9 @@ func TestRealErrors(t *testing.T) {
 func TestRealFailFast(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Bad key. "+string(mockllm.Unauthorized), mockllm.Options{}, budget.Limits{Grace: 2 * time.Second})
-	realcli.WantErr(t, r.fin, events.BinUnavailable, events.ReasonAuth, 401)
+	realcli.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonAuth, 401)
 	var retryAt, endAt time.Time
-	for _, ev := range r.events {
+	for _, ev := range r.Events {
 		if n, ok := ev.Body.(events.Notice); ok && n.Kind == events.NoticeRetry && retryAt.IsZero() {
 			retryAt = ev.TS
 		}
@@ -244,9 +206,9 @@ func TestRealIdle(t *testing.T) {
 		t.Run(string(sc), func(t *testing.T) {
 			t.Parallel()
 			r := runReal(t, "Wait. "+string(sc), mockllm.Options{}, budget.Limits{IdleTimeout: idle, Grace: 2 * time.Second})
-			realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonIdle, 0)
-			n := len(r.events)
-			quiet := r.events[n-1].TS.Sub(r.events[n-2].TS)
+			realcli.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+			n := len(r.Events)
+			quiet := r.Events[n-1].TS.Sub(r.Events[n-2].TS)
 			if quiet < idle || quiet > idle+5*time.Second {
 				t.Errorf("last output to run.finished = %s, want about the idle timeout %s", quiet, idle)
 			}
@@ -264,12 +226,12 @@ func TestRealToolKilled(t *testing.T) {
 	}
 	r := runReal(t, "Run it. "+string(mockllm.Tool), mockllm.Options{},
 		budget.Limits{Timeout: 15 * time.Second, Grace: 2 * time.Second}, "BASH_ENV="+bashEnv)
-	realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonWall, 0)
+	realcli.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
 	if n := r.notices(events.NoticeRetry); n != 0 {
 		t.Logf("%d retry notices", n)
 	}
 	tool := false
-	for _, ev := range r.events {
+	for _, ev := range r.Events {
 		if ev.Type() == events.TypeToolStarted {
 			tool = true
 		}

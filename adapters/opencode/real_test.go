@@ -4,7 +4,6 @@ package opencode_test
 // run through hub against internal/mockllm, one scenario per test, offline.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -20,7 +19,6 @@ import (
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/mockllm"
 	"github.com/hubcli/hub/internal/realcli"
-	"github.com/hubcli/hub/internal/schematest"
 )
 
 // Mock provider prices, USD per million tokens, as configured below.
@@ -40,15 +38,13 @@ func config(baseURL string) string {
 }
 
 type realRun struct {
-	fin    events.RunFinished
-	events []events.Event
-	took   time.Duration
+	realcli.Result
 	server *mockllm.Server
 }
 
 func (r realRun) types() []events.Type {
 	var out []events.Type
-	for _, ev := range r.events {
+	for _, ev := range r.Events {
 		out = append(out, ev.Type())
 	}
 	return out
@@ -82,25 +78,7 @@ func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Li
 		limits.Timeout = 2 * time.Minute
 	}
 	req := adapters.Request{Agent: "opencode", Prompt: prompt, Model: "mock/mock-model", Bin: bin, Cwd: work, Env: env, Limits: limits}
-	var res realRun
-	var stream bytes.Buffer
-	enc := events.NewEncoder(&stream)
-	start := time.Now()
-	res.fin = adapters.Run(t.Context(), req, func(ev events.Event) error {
-		res.events = append(res.events, ev)
-		return enc.Encode(ev)
-	})
-	res.took = time.Since(start)
-	res.server = srv
-	if err := schematest.ValidateStream(stream.Bytes()); err != nil {
-		t.Errorf("event stream invalid: %v\n%s", err, stream.Bytes())
-	}
-	if left := realcli.Leftovers(dir); len(left) > 0 {
-		t.Errorf("processes of the run still alive after Run returned: %v", left)
-	}
-	if t.Failed() || testing.Verbose() {
-		t.Logf("events:\n%s", stream.Bytes())
-	}
+	res := realRun{Result: realcli.Run(t, req, dir), server: srv}
 	return res
 }
 
@@ -121,20 +99,20 @@ func checkUsage(t *testing.T, got events.Tokens, in, out, cacheRead int64) {
 
 func wantOK(t *testing.T, r realRun, text string) {
 	t.Helper()
-	if !r.fin.OK {
-		t.Fatalf("run.finished not ok: %v", r.fin.Error)
+	if !r.Fin.OK {
+		t.Fatalf("run.finished not ok: %v", r.Fin.Error)
 	}
-	if r.fin.Text != text {
-		t.Errorf("text = %q, want %q", r.fin.Text, text)
+	if r.Fin.Text != text {
+		t.Errorf("text = %q, want %q", r.Fin.Text, text)
 	}
-	if r.fin.SessionID == nil || !strings.HasPrefix(*r.fin.SessionID, "ses_") {
-		t.Errorf("session_id = %v, want ses_…", r.fin.SessionID)
+	if r.Fin.SessionID == nil || !strings.HasPrefix(*r.Fin.SessionID, "ses_") {
+		t.Errorf("session_id = %v, want ses_…", r.Fin.SessionID)
 	}
-	if r.fin.ExitCode == nil || *r.fin.ExitCode != 0 {
-		t.Errorf("exit_code = %v, want 0", r.fin.ExitCode)
+	if r.Fin.ExitCode == nil || *r.Fin.ExitCode != 0 {
+		t.Errorf("exit_code = %v, want 0", r.Fin.ExitCode)
 	}
-	if r.fin.CostSource != events.CostReported {
-		t.Errorf("cost_source = %s, want reported", r.fin.CostSource)
+	if r.Fin.CostSource != events.CostReported {
+		t.Errorf("cost_source = %s, want reported", r.Fin.CostSource)
 	}
 }
 
@@ -142,9 +120,9 @@ func TestRealText(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Say hello. "+string(mockllm.Text), mockllm.Options{}, budget.Limits{})
 	wantOK(t, r, mockllm.TextAnswer)
-	checkUsage(t, r.fin.Usage, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
-	if r.fin.Turns != 1 || r.fin.ToolCalls != 0 {
-		t.Errorf("turns=%d tool_calls=%d, want 1, 0", r.fin.Turns, r.fin.ToolCalls)
+	checkUsage(t, r.Fin.Usage, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
+	if r.Fin.Turns != 1 || r.Fin.ToolCalls != 0 {
+		t.Errorf("turns=%d tool_calls=%d, want 1, 0", r.Fin.Turns, r.Fin.ToolCalls)
 	}
 	// --title keeps OpenCode from a hidden title-generation call: the only
 	// model call is the one whose usage the stream reports.
@@ -166,31 +144,15 @@ func TestRealPromptExact(t *testing.T) {
 	wantOK(t, r, mockllm.TextAnswer)
 	calls := realcli.ModelCalls(r.server)
 	if len(calls) == 0 || calls[0].UserText != prompt {
-		t.Errorf("model got user text %q, want %q", firstUser(calls), prompt)
+		t.Errorf("model got user text %q, want %q", realcli.FirstUserText(calls), prompt)
 	}
-}
-
-func firstUser(calls []mockllm.Request) string {
-	if len(calls) == 0 {
-		return "(no call)"
-	}
-	return calls[0].UserText
 }
 
 func TestRealTool(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Run the marker command. "+string(mockllm.Tool), mockllm.Options{}, budget.Limits{})
 	wantOK(t, r, mockllm.ToolAnswerPrefix+mockllm.ToolOutput)
-	var started *events.ToolStarted
-	var finished *events.ToolFinished
-	for _, ev := range r.events {
-		switch b := ev.Body.(type) {
-		case events.ToolStarted:
-			started = &b
-		case events.ToolFinished:
-			finished = &b
-		}
-	}
+	started, finished := r.Tool()
 	if started == nil || started.Name != "bash" || started.Kind != events.ToolShell || started.CallID != mockllm.ToolCallID {
 		t.Fatalf("tool.started = %+v, want bash/shell %s", started, mockllm.ToolCallID)
 	}
@@ -202,10 +164,10 @@ func TestRealTool(t *testing.T) {
 		finished.ExitCode == nil || *finished.ExitCode != 0 {
 		t.Errorf("tool.finished = %+v, want ok, output %q, exit 0", finished, mockllm.ToolOutput)
 	}
-	if r.fin.Turns != 2 || r.fin.ToolCalls != 1 {
-		t.Errorf("turns=%d tool_calls=%d, want 2, 1", r.fin.Turns, r.fin.ToolCalls)
+	if r.Fin.Turns != 2 || r.Fin.ToolCalls != 1 {
+		t.Errorf("turns=%d tool_calls=%d, want 2, 1", r.Fin.Turns, r.Fin.ToolCalls)
 	}
-	checkUsage(t, r.fin.Usage, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
+	checkUsage(t, r.Fin.Usage, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
 }
 
 func TestRealBigUsage(t *testing.T) {
@@ -216,7 +178,7 @@ func TestRealBigUsage(t *testing.T) {
 	// more model calls follow the first, each reported by its own step. The
 	// first is the big one; the run's total is the sum of every step.
 	var steps []events.Usage
-	for _, ev := range r.events {
+	for _, ev := range r.Events {
 		if u, ok := ev.Body.(events.Usage); ok {
 			steps = append(steps, u)
 		}
@@ -230,9 +192,9 @@ func TestRealBigUsage(t *testing.T) {
 	for _, u := range steps {
 		sum = sum.Add(u.Step)
 	}
-	checkUsage(t, r.fin.Usage, sum.Input, sum.Output, sum.CacheRead)
-	if r.fin.Turns != int64(len(steps)) || int64(len(realcli.ModelCalls(r.server))) != r.fin.Turns {
-		t.Errorf("turns = %d, usage events %d, model calls %d: want all equal", r.fin.Turns, len(steps), len(realcli.ModelCalls(r.server)))
+	checkUsage(t, r.Fin.Usage, sum.Input, sum.Output, sum.CacheRead)
+	if r.Fin.Turns != int64(len(steps)) || int64(len(realcli.ModelCalls(r.server))) != r.Fin.Turns {
+		t.Errorf("turns = %d, usage events %d, model calls %d: want all equal", r.Fin.Turns, len(steps), len(realcli.ModelCalls(r.server)))
 	}
 }
 
@@ -257,8 +219,8 @@ func TestRealErrors(t *testing.T) {
 		t.Run(string(tt.scenario), func(t *testing.T) {
 			t.Parallel()
 			r := runReal(t, "Fail please. "+string(tt.scenario), fast, budget.Limits{Timeout: 90 * time.Second})
-			realcli.WantErr(t, r.fin, tt.bin, tt.reason, tt.status)
-			t.Logf("%s: %s in %s", tt.scenario, r.fin.Error.Message, r.took.Round(time.Millisecond))
+			realcli.WantErr(t, r.Fin, tt.bin, tt.reason, tt.status)
+			t.Logf("%s: %s in %s", tt.scenario, r.Fin.Error.Message, r.Took.Round(time.Millisecond))
 		})
 	}
 }
@@ -272,11 +234,11 @@ func TestRealIdle(t *testing.T) {
 		t.Run(string(sc), func(t *testing.T) {
 			t.Parallel()
 			r := runReal(t, "Wait. "+string(sc), mockllm.Options{}, budget.Limits{IdleTimeout: idle, Grace: 2 * time.Second})
-			realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonIdle, 0)
+			realcli.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
 			// From the agent's last output (or the start) to the end: the
 			// idle timeout plus at most the grace and some slack.
-			n := len(r.events)
-			quiet := r.events[n-1].TS.Sub(r.events[n-2].TS)
+			n := len(r.Events)
+			quiet := r.Events[n-1].TS.Sub(r.Events[n-2].TS)
 			if quiet < idle || quiet > idle+2*time.Second+3*time.Second {
 				t.Errorf("last output to run.finished = %s, want about the idle timeout %s", quiet, idle)
 			}
@@ -291,9 +253,9 @@ func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 20 * time.Second
 	r := runReal(t, "Fail slowly. "+string(mockllm.ServerError), mockllm.Options{}, budget.Limits{Timeout: timeout, Grace: 2 * time.Second})
-	realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonWall, 0)
-	if r.took > timeout+10*time.Second {
-		t.Errorf("run took %s, want about %s", r.took, timeout)
+	realcli.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
+	if r.Took > timeout+10*time.Second {
+		t.Errorf("run took %s, want about %s", r.Took, timeout)
 	}
 	// OpenCode reached the failing provider and was still in its backoff
 	// (2.4, 4.4, 8.9, 19, 37 s here) when hub stopped it. How many calls it
@@ -315,7 +277,7 @@ func TestRealToolKilled(t *testing.T) {
 	}
 	r := runReal(t, "Run it. "+string(mockllm.Tool), mockllm.Options{},
 		budget.Limits{Timeout: 25 * time.Second, Grace: 2 * time.Second}, "BASH_ENV="+bashEnv)
-	realcli.WantErr(t, r.fin, events.BinTimeout, events.ReasonWall, 0)
+	realcli.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
 	if n := len(realcli.ModelCalls(r.server)); n < 1 {
 		t.Errorf("model calls = %d: OpenCode never asked for the tool, so nothing was tested", n)
 	}

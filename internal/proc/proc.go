@@ -275,20 +275,18 @@ func ExitStatus(ps *os.ProcessState) (code *int, signal string) {
 	return &c, ""
 }
 
-// Tail is an io.Writer that keeps only the last Max bytes written to it and
-// the total count. It is safe for concurrent use.
+// Tail is an io.Writer that keeps only the last Max bytes written to it. It
+// is safe for concurrent use.
 type Tail struct {
-	Max   int
-	mu    sync.Mutex
-	buf   []byte
-	total int64
+	Max int
+	mu  sync.Mutex
+	buf []byte
 }
 
 // Write keeps the last t.Max bytes; it never fails.
 func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.total += int64(len(p))
 	if len(p) >= t.Max {
 		t.buf = append(t.buf[:0], p[len(p)-t.Max:]...)
 		return len(p), nil
@@ -305,13 +303,6 @@ func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
-}
-
-// Total returns how many bytes were written in all.
-func (t *Tail) Total() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.total
 }
 
 // LiveInGroup returns the pids of the running (not zombie) processes whose

@@ -11,9 +11,12 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/mockllm"
+	"github.com/hubcli/hub/internal/schematest"
 )
 
 // RequireEnv names the variable that turns a missing real CLI from a skip
@@ -132,4 +135,61 @@ func WantErr(t testing.TB, fin events.RunFinished, bin events.Bin, reason events
 	if status != 0 && (e.HTTPStatus == nil || *e.HTTPStatus != status) {
 		t.Errorf("http_status = %v, want %d", e.HTTPStatus, status)
 	}
+}
+
+// Result is one run of a real CLI through hub.
+type Result struct {
+	Fin    events.RunFinished
+	Events []events.Event
+	Took   time.Duration
+}
+
+// Run runs req through adapters.Run and checks what every run must keep: a
+// valid event stream with one run.finished, last, and no live process whose
+// environment names dir (the run's home from Home). The stream is logged
+// when the test fails or runs with -v.
+func Run(t *testing.T, req adapters.Request, dir string) Result {
+	t.Helper()
+	var res Result
+	var stream bytes.Buffer
+	enc := events.NewEncoder(&stream)
+	start := time.Now()
+	res.Fin = adapters.Run(t.Context(), req, func(ev events.Event) error {
+		res.Events = append(res.Events, ev)
+		return enc.Encode(ev)
+	})
+	res.Took = time.Since(start)
+	if err := schematest.ValidateStream(stream.Bytes()); err != nil {
+		t.Errorf("event stream invalid: %v", err)
+	}
+	if left := Leftovers(dir); len(left) > 0 {
+		t.Errorf("processes of the run still alive after Run returned: %v", left)
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("events:\n%s", stream.Bytes())
+	}
+	return res
+}
+
+// Tool returns the run's last tool.started and tool.finished, nil if none.
+func (r Result) Tool() (*events.ToolStarted, *events.ToolFinished) {
+	var started *events.ToolStarted
+	var finished *events.ToolFinished
+	for _, ev := range r.Events {
+		switch b := ev.Body.(type) {
+		case events.ToolStarted:
+			started = &b
+		case events.ToolFinished:
+			finished = &b
+		}
+	}
+	return started, finished
+}
+
+// FirstUserText is the first model call's user text, for messages.
+func FirstUserText(calls []mockllm.Request) string {
+	if len(calls) == 0 {
+		return "(no call)"
+	}
+	return calls[0].UserText
 }
