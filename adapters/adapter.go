@@ -68,6 +68,9 @@ type Request struct {
 	// hub's own environment and the adapter's additions.
 	Env    []string
 	Limits budget.Limits
+	// Prices prices the tokens of agents that report no cost (Codex); nil
+	// means budget.DefaultPrices().
+	Prices *budget.PriceTable
 	// MaxLine is the stdout line cap in bytes; 0 means 64 MiB.
 	MaxLine int
 	// RawLog, when not nil, receives the agent's stdout byte for byte.

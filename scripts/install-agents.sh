@@ -16,7 +16,9 @@ prefix="$root/.tools/npm"
 # 2026-11-30; see ../shared/REAL-CLIS.md for how each behaves).
 declare -A pins=(
   [claude]="@anthropic-ai/claude-code@2.1.328"
+  [codex]="@openai/codex@0.169.0"
   [opencode]="opencode-ai@1.18.33"
+  [pi]="@mariozechner/pi-coding-agent@0.73.1"
 )
 
 want=("$@")

@@ -4,5 +4,6 @@ package all
 
 import (
 	_ "github.com/hubcli/hub/adapters/claude"   // registers "claude"
+	_ "github.com/hubcli/hub/adapters/codex"    // registers "codex"
 	_ "github.com/hubcli/hub/adapters/opencode" // registers "opencode"
 )

@@ -169,8 +169,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.model(w, r, messagesAPI)
 	case "/messages/count_tokens":
 		s.countTokens(w, r)
-	// Seam for the last wire API:
-	//	case "/responses": s.model(w, r, responsesAPI)  // OpenAI Responses
+	case "/responses":
+		s.model(w, r, responsesAPI)
 	case "/models":
 		s.record(Request{Method: r.Method, Path: r.URL.Path})
 		if r.Method != http.MethodGet {

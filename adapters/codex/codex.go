@@ -1,0 +1,135 @@
+// Package codex is hub's adapter for the Codex CLI (npm package
+// @openai/codex): `codex exec --json`. Decoding lives in normalize/codex.
+//
+// The npm package installs a Node wrapper (bin/codex.js) that spawns the
+// native codex binary; hub starts the wrapper in its own process group and
+// stops the whole tree (wrapper, native binary, and the tool processes Codex
+// starts in process groups of their own) as package adapters describes.
+package codex
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/normalize"
+	cxnorm "github.com/hubcli/hub/normalize/codex"
+)
+
+// Name is the agent's name in hub.
+const Name = "codex"
+
+// MinVersion is the oldest Codex whose JSON output hub was checked against:
+// 0.169.0 was recorded in testdata/codex on 2026-11-30.
+const MinVersion = "0.169.0"
+
+// MaxPromptBytes is the largest prompt hub sends to Codex: 16 MiB.
+const MaxPromptBytes = 16 << 20
+
+// Adapter runs Codex. The zero value is ready to use.
+type Adapter struct{}
+
+var _ adapters.Adapter = (*Adapter)(nil)
+
+func init() { adapters.Register(&Adapter{}) }
+
+var info = adapters.Info{
+	Binary:      "codex",
+	Package:     "@openai/codex",
+	MinVersion:  MinVersion,
+	InstallHint: "npm i -g @openai/codex",
+}
+
+// Name implements adapters.Adapter.
+func (*Adapter) Name() string { return Name }
+
+// Info implements adapters.Adapter.
+func (*Adapter) Info() adapters.Info { return info }
+
+// Detect implements adapters.Adapter: `codex --version` prints
+// "codex-cli 0.169.0".
+func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error) {
+	return adapters.VersionProbe{Info: info}.Detect(ctx, bin)
+}
+
+// Command implements adapters.Adapter. The argv is
+//
+//	codex exec --json --skip-git-repo-check [--model=M] -
+//	codex exec --json --skip-git-repo-check [--model=M] resume SESSION -
+//
+// and the prompt goes on stdin ("-"), which hub then closes: byte for byte,
+// with no argv length limit, and never read as a flag. Codex keeps reading an
+// open stdin, so it must be closed (Command.Stdin does that). Nothing is
+// written to the user's Codex config. A prompt over MaxPromptBytes is
+// invalid_input/prompt_too_large; an empty one invalid_input/bad_request.
+func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
+	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
+		return adapters.Command{}, err
+	}
+	args := []string{"exec", "--json", "--skip-git-repo-check"}
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	if req.Resume != "" {
+		// A session id starting with "-" would be read as a flag: "--"
+		// ends the options of `resume`.
+		args = append(args, "resume", "--", req.Resume, "-")
+	} else {
+		args = append(args, "-")
+	}
+	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt)}, nil
+}
+
+// NewDecoder implements adapters.Adapter. The model priced is req.Model, or
+// else the one Codex's config names (see ConfigModel).
+func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
+	model := req.Model
+	if model == "" {
+		model = ConfigModel(req.Env)
+	}
+	return cxnorm.New(cxnorm.Options{Model: model, Prices: req.Prices, Resumed: req.Resume != "", FailFast: !req.NoFailFast})
+}
+
+// ConfigModel returns the model Codex will use when hub passes none: the
+// top-level `model` of $CODEX_HOME/config.toml (default ~/.codex), or the
+// `model` of the profile its top-level `profile` selects. CODEX_HOME and HOME
+// are taken from extra (the run's K=V additions) before hub's environment.
+// The file is only read. "" when there is none, it does not parse, or it
+// names no model (Codex then uses its built-in default, which hub cannot
+// price).
+func ConfigModel(extra []string) string {
+	getenv := func(k string) string {
+		for i := len(extra) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(extra[i], k+"="); ok {
+				return v
+			}
+		}
+		return os.Getenv(k)
+	}
+	dir := getenv("CODEX_HOME")
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".codex")
+	}
+	var cfg struct {
+		Model    string `toml:"model"`
+		Profile  string `toml:"profile"`
+		Profiles map[string]struct {
+			Model string `toml:"model"`
+		} `toml:"profiles"`
+	}
+	if _, err := toml.DecodeFile(filepath.Join(dir, "config.toml"), &cfg); err != nil {
+		return ""
+	}
+	if p, ok := cfg.Profiles[cfg.Profile]; ok && cfg.Profile != "" && p.Model != "" {
+		return p.Model
+	}
+	return cfg.Model
+}

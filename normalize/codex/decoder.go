@@ -1,0 +1,413 @@
+// Package codex decodes `codex exec --json` output (codex-cli 0.169.0, read
+// from the real binary against hub's mock server on 2026-11-30 and from
+// codex-rs/exec's JSONL event processor; see testdata/codex) into
+// hub.event/v1 events, and decides how a Codex run ended.
+//
+// Codex writes one object per line: thread.started{thread_id},
+// turn.started, item.started|updated|completed{item{id, type, …}},
+// turn.completed{usage}, turn.failed{error{message}} and top-level
+// error{message}. Item types: agent_message, reasoning, command_execution,
+// file_change, mcp_tool_call, web_search, todo_list, collab_tool_call and
+// error (a warning, not a failure). Codex reports no cost and no text
+// deltas; usage comes once per turn, as the thread's running total; failures
+// are English sentences only (see outcome.go).
+package codex
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// Options configure a Decoder.
+type Options struct {
+	// Model is the model the run uses ("" when hub does not know it); its
+	// price comes from Prices. Codex's stream does not name it, except when
+	// the server reroutes to another model.
+	Model string
+	// Prices prices Codex's token counts; nil means budget.DefaultPrices().
+	Prices *budget.PriceTable
+	// Resumed says the run resumes an earlier session: Codex then reports
+	// usage that includes the session's earlier turns (see Decoder).
+	Resumed bool
+	// FailFast stops a Codex that retries a 401 or 403 (SPEC §4).
+	FailFast bool
+}
+
+// Decoder decodes one Codex run. Create it with New.
+//
+// Usage: turn.completed carries the thread's running total, not the turn's,
+// which in a fresh session is the same thing (one `codex exec` runs one
+// turn). A resumed session's total includes the turns of earlier runs,
+// which hub cannot tell apart from the stream; hub reports the total as this
+// run's usage and says so in a notice, so a --max-cost or --max-tokens
+// budget errs on the safe side.
+type Decoder struct {
+	opts   Options
+	model  string
+	price  budget.Price
+	priced bool
+
+	threadID   string
+	lastText   string
+	reported   events.Tokens // the last running total Codex reported
+	total      events.Tokens
+	turnDone   bool
+	failed     *events.Error // from turn.failed
+	lastError  string        // the last top-level error that was not a retry notice
+	sawError   bool          // a top-level error or error item came before success
+	abort      *events.Error
+	started    map[string]bool // command/tool item ids already reported as tool.started
+	warnedCost bool
+}
+
+var _ normalize.Decoder = (*Decoder)(nil)
+
+// New returns a decoder for one run.
+func New(opts Options) *Decoder {
+	if opts.Prices == nil {
+		opts.Prices = budget.DefaultPrices()
+	}
+	d := &Decoder{opts: opts, started: map[string]bool{}}
+	d.setModel(opts.Model)
+	d.total.CostUSD = new(float64)
+	return d
+}
+
+func (d *Decoder) setModel(model string) {
+	d.model = model
+	d.price, d.priced = d.opts.Prices.Lookup(model)
+}
+
+func (d *Decoder) modelPtr() *string {
+	if d.model == "" {
+		return nil
+	}
+	m := d.model
+	return &m
+}
+
+// Decode implements normalize.Decoder.
+func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
+	root := gjson.ParseBytes(line)
+	if !root.IsObject() {
+		return append(dst, events.Notice{Kind: events.NoticeParseError,
+			Message: "codex: expected a JSON object, got " + normalize.Shorten(root.Raw, 200)})
+	}
+	switch typ := root.Get("type").String(); typ {
+	case "thread.started":
+		if id := root.Get("thread_id").String(); id != "" && d.threadID == "" {
+			d.threadID = id
+			dst = append(dst, events.SessionStarted{SessionID: id, Model: d.modelPtr()})
+		}
+	case "turn.started":
+		d.turnDone = false
+	case "item.started", "item.updated", "item.completed":
+		dst = d.item(dst, typ, root.Get("item"))
+	case "turn.completed":
+		dst = d.usage(dst, root.Get("usage"))
+		d.turnDone = true
+		if d.sawError && d.failed == nil {
+			msg := "codex recovered from an earlier error"
+			if d.lastError != "" {
+				msg += ": " + normalize.Shorten(d.lastError, 500)
+			}
+			dst = append(dst, events.Notice{Kind: events.NoticeRecoveredError, Message: msg})
+		}
+	case "turn.failed":
+		msg := root.Get("error.message").String()
+		if msg == "" {
+			msg = d.lastError
+		}
+		if msg == "" {
+			msg = "turn failed"
+		}
+		d.failed = Classify(msg)
+		d.turnDone = true
+	case "error":
+		dst = d.topError(dst, root.Get("message").String())
+	default:
+		dst = append(dst, unknown("event type", typ, line))
+	}
+	return dst
+}
+
+func unknown(what, typ string, line []byte) events.Notice {
+	n := events.Notice{Kind: events.NoticeUnknownEvent,
+		Message: fmt.Sprintf("codex: unknown %s %q", what, typ)}
+	if len(line) <= 4096 {
+		n.Data = json.RawMessage(`{"line":` + string(line) + `}`)
+	}
+	return n
+}
+
+// topError handles a top-level error: a retry notice ("Reconnecting... n/m
+// (cause)"), or the error that is about to fail the turn.
+func (d *Decoder) topError(dst []events.Body, msg string) []events.Body {
+	d.sawError = true
+	attempt, max, cause, ok := Reconnect(msg)
+	if !ok {
+		d.lastError = msg
+		return dst
+	}
+	status := HTTPStatus(cause)
+	var httpStatus any
+	if status > 0 {
+		httpStatus = status
+	}
+	data, _ := json.Marshal(map[string]any{
+		"attempt": attempt, "max_attempts": max, "delay_ms": nil, "http_status": httpStatus, "error": cause,
+	})
+	dst = append(dst, events.Notice{Kind: events.NoticeRetry, Data: data,
+		Message: fmt.Sprintf("codex is retrying the model call (attempt %d of %d): %s", attempt, max, normalize.Shorten(cause, 500))})
+	if d.opts.FailFast && d.abort == nil && (status == 401 || status == 403) {
+		d.abort = events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth,
+			"the API rejected the credentials (HTTP %d: %s); hub stopped Codex instead of letting it retry",
+			status, normalize.Shorten(cause, 500)).WithHTTPStatus(status)
+	}
+	return dst
+}
+
+// item maps one item event.
+func (d *Decoder) item(dst []events.Body, typ string, it gjson.Result) []events.Body {
+	id := it.Get("id").String()
+	completed := typ == "item.completed"
+	switch kind := it.Get("type").String(); kind {
+	case "agent_message":
+		if completed {
+			text := it.Get("text").String()
+			d.lastText = text
+			dst = append(dst, events.Message{Text: text})
+		}
+	case "reasoning":
+		if text := it.Get("text").String(); completed && text != "" {
+			dst = append(dst, events.Reasoning{Text: text})
+		}
+	case "command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call":
+		dst = d.tool(dst, typ, id, kind, it)
+	case "todo_list":
+		if completed || typ == "item.started" {
+			dst = append(dst, todoNotice(it))
+		}
+	case "error":
+		msg := it.Get("message").String()
+		if strings.HasPrefix(msg, "model rerouted:") {
+			if _, to, ok := strings.Cut(msg, "->"); ok {
+				to = strings.TrimSpace(to)
+				if i := strings.IndexByte(to, ' '); i > 0 {
+					to = to[:i]
+				}
+				d.setModel(to)
+			}
+		}
+		dst = append(dst, events.Notice{Kind: events.NoticeRecoveredError,
+			Message: "codex warning: " + normalize.Shorten(msg, 1000)})
+	default:
+		if completed {
+			dst = append(dst, unknown("item type", kind, nil))
+		}
+	}
+	return dst
+}
+
+// tool maps a tool item to tool.started (on item.started, or on
+// item.completed when no start was seen) and tool.finished (on
+// item.completed).
+func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result) []events.Body {
+	name, toolKind, input := toolShape(kind, it)
+	if !d.started[id] && typ != "item.updated" {
+		d.started[id] = true
+		dst = append(dst, events.ToolStarted{CallID: id, Name: name, Kind: toolKind, Input: input})
+	}
+	if typ != "item.completed" {
+		return dst
+	}
+	delete(d.started, id)
+	fin := events.ToolFinished{CallID: id, Name: name, Kind: toolKind, Status: events.ToolOK}
+	var output string
+	switch status := it.Get("status").String(); kind {
+	case "command_execution":
+		output = it.Get("aggregated_output").String()
+		if c := it.Get("exit_code"); c.Type == gjson.Number {
+			code := int(c.Int())
+			fin.ExitCode = &code
+		}
+		switch {
+		case status == "declined":
+			fin.Status = events.ToolDenied
+		case status == "failed" || fin.ExitCode != nil && *fin.ExitCode != 0:
+			fin.Status = events.ToolError
+		}
+	case "file_change":
+		var paths []string
+		for _, c := range it.Get("changes").Array() {
+			paths = append(paths, c.Get("kind").String()+" "+c.Get("path").String())
+		}
+		output = strings.Join(paths, "\n")
+		if status == "failed" {
+			fin.Status = events.ToolError
+		}
+	case "mcp_tool_call":
+		if e := it.Get("error.message"); e.Exists() {
+			fin.Status, output = events.ToolError, e.String()
+		} else {
+			var parts []string
+			for _, c := range it.Get("result.content").Array() {
+				if t := c.Get("text"); t.Exists() {
+					parts = append(parts, t.String())
+				}
+			}
+			output = strings.Join(parts, "\n")
+		}
+		if status == "failed" {
+			fin.Status = events.ToolError
+		}
+	case "collab_tool_call":
+		if status == "failed" {
+			fin.Status = events.ToolError
+		}
+	}
+	fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(output, normalize.DefaultOutputCap)
+	return append(dst, fin)
+}
+
+// toolShape names a tool item and gives its kind and input. Codex items carry
+// no tool name of the model's own: the item type is the name, except for MCP
+// calls ("server.tool").
+func toolShape(kind string, it gjson.Result) (string, events.ToolKind, json.RawMessage) {
+	obj := func(kv ...string) json.RawMessage {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		b, _ := json.Marshal(m)
+		return b
+	}
+	switch kind {
+	case "command_execution":
+		return kind, events.ToolShell, obj("command", it.Get("command").String())
+	case "file_change":
+		k := events.ToolEdit
+		changes := it.Get("changes").Array()
+		if len(changes) > 0 {
+			k = events.ToolWrite
+			for _, c := range changes {
+				if c.Get("kind").String() != "add" {
+					k = events.ToolEdit
+				}
+			}
+		}
+		in := json.RawMessage(`{}`)
+		if c := it.Get("changes"); c.IsArray() {
+			in = json.RawMessage(`{"changes":` + c.Raw + `}`)
+		}
+		return kind, k, in
+	case "mcp_tool_call":
+		name := it.Get("server").String() + "." + it.Get("tool").String()
+		in := json.RawMessage(`{}`)
+		if a := it.Get("arguments"); a.IsObject() {
+			in = json.RawMessage(a.Raw)
+		}
+		return name, events.ToolMCP, in
+	case "web_search":
+		return kind, events.ToolWeb, obj("query", it.Get("query").String())
+	default: // collab_tool_call: a sub-agent
+		return kind, events.ToolTask, obj("tool", it.Get("tool").String(), "prompt", it.Get("prompt").String())
+	}
+}
+
+// todoNotice reports a todo_list item, which has no hub event type of its own.
+func todoNotice(it gjson.Result) events.Notice {
+	items := it.Get("items").Array()
+	done := 0
+	for _, x := range items {
+		if x.Get("completed").Bool() {
+			done++
+		}
+	}
+	n := events.Notice{Kind: events.NoticeUnknownEvent,
+		Message: fmt.Sprintf("codex todo list: %d of %d done", done, len(items))}
+	if a := it.Get("items"); a.IsArray() && len(a.Raw) <= 4096 {
+		n.Data = json.RawMessage(`{"todo_list":` + a.Raw + `}`)
+	}
+	return n
+}
+
+// usage turns turn.completed's running total into a usage event. Codex's
+// input_tokens includes cached (and cache-write) tokens: hub subtracts them
+// (SPEC §3). The step is the growth of the total since the last report.
+func (d *Decoder) usage(dst []events.Body, u gjson.Result) []events.Body {
+	cached := max(u.Get("cached_input_tokens").Int(), 0)
+	written := max(u.Get("cache_write_input_tokens").Int(), 0)
+	reported := events.Tokens{
+		Input:      max(u.Get("input_tokens").Int()-cached-written, 0),
+		CacheRead:  cached,
+		CacheWrite: written,
+		Output:     max(u.Get("output_tokens").Int(), 0),
+		Reasoning:  max(u.Get("reasoning_output_tokens").Int(), 0),
+	}
+	step := reported
+	if d.reported.Sum() > 0 && reported.Sum() >= d.reported.Sum() {
+		step = events.Tokens{
+			Input: max(reported.Input-d.reported.Input, 0), CacheRead: max(reported.CacheRead-d.reported.CacheRead, 0),
+			CacheWrite: max(reported.CacheWrite-d.reported.CacheWrite, 0), Output: max(reported.Output-d.reported.Output, 0),
+			Reasoning: max(reported.Reasoning-d.reported.Reasoning, 0),
+		}
+	}
+	d.reported = reported
+	first := d.total.Sum() == 0
+	source := events.CostEstimated
+	if d.priced {
+		c := d.price.Cost(step)
+		step.CostUSD = &c
+	} else {
+		source = events.CostUnknown
+	}
+	d.total = d.total.Add(step)
+	if first && d.opts.Resumed {
+		dst = append(dst, events.Notice{Kind: events.NoticeUnknownEvent,
+			Message: "codex reports a resumed session's usage as the session's running total: this run's usage includes its earlier turns"})
+	}
+	if !d.priced && !d.warnedCost {
+		d.warnedCost = true
+		model := d.model
+		if model == "" {
+			model = "(not known to hub)"
+		}
+		dst = append(dst, events.Notice{Kind: events.NoticeCostUnknown,
+			Message: fmt.Sprintf("codex reports tokens but no cost, and hub's price table has no price for model %s: cost is unknown; add the model to a price file (hub run --prices FILE)", model)})
+	}
+	return append(dst, events.Usage{Step: step, Total: d.total, CostSource: source, Model: d.modelPtr()})
+}
+
+// Status implements normalize.Decoder. turn.completed and turn.failed are
+// terminal: `codex exec` runs one turn and then shuts down.
+func (d *Decoder) Status() normalize.Status {
+	return normalize.Status{Terminal: d.turnDone, Abort: d.abort}
+}
+
+// Outcome implements normalize.Decoder. In order: turn.failed decides (from
+// its message, see Classify); turn.completed is success whatever the exit
+// status; then the last top-level error, stderr and the exit status decide
+// (Fallback).
+func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
+	out := normalize.Outcome{Text: d.lastText, SessionID: d.threadID}
+	switch {
+	case d.abort != nil:
+		out.Error = d.abort
+	case d.failed != nil:
+		out.Error = d.failed
+		out.Text = ""
+	case d.turnDone:
+		out.OK = true
+	default:
+		out.Error = Fallback(end, d.lastError)
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package codex
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// Hints for the failures Codex reports.
+const (
+	hintAuth     = "check the API key Codex sends (the model provider's env_key, or `codex login`)"
+	hintConfig   = "set the environment variable the message names, or configure the model provider in $CODEX_HOME/config.toml"
+	hintRate     = "wait and retry, or lower the request rate"
+	hintQuota    = "check the account's plan, billing and usage limits; retry after the reset time"
+	hintServer   = "the provider failed; retry later"
+	hintOverload = "the model is at capacity; retry later or pick another model with --model"
+	hintOverflow = "shorten the prompt or the files in context, or start a new session instead of resuming"
+	hintNetwork  = "check the provider's base_url in $CODEX_HOME/config.toml and the network, then retry"
+	hintModel    = "pass --model naming a model the provider serves"
+	hintSession  = "pass a session id Codex knows (run.finished.session_id of an earlier run, same CODEX_HOME)"
+	hintGeneric  = "read the message; run codex exec by hand with the same arguments for details"
+)
+
+// rule is one row of the outcome table: a message that contains any of the
+// patterns (case-insensitively) is this bin and reason.
+type rule struct {
+	patterns []string
+	bin      events.Bin
+	reason   events.Reason
+	hint     string
+}
+
+// rules map Codex's English failure messages (codex-cli 0.169.0, read from
+// the real binary against hub's mock server on 2026-11-30, and from the
+// messages in codex-rs/core's error types) to SPEC §4 bins. The first row
+// that matches wins, so more specific rows come first. These texts change
+// between Codex versions: every row has a test in outcome_test.go.
+var rules = []rule{
+	{[]string{"ran out of room in the model's context window", "context_length_exceeded",
+		"exceeds the context window"}, events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow},
+	{[]string{"unexpected status 401", "unexpected status 403", "invalid_api_key", "incorrect api key"},
+		events.BinUnavailable, events.ReasonAuth, hintAuth},
+	{[]string{"missing environment variable"}, events.BinUnavailable, events.ReasonNotConfigured, hintConfig},
+	{[]string{"usage limit", "insufficient_quota", "exceeded your current quota", "quota exceeded",
+		"out of credits", "usage not included"}, events.BinUnavailable, events.ReasonQuota, hintQuota},
+	{[]string{"last status: 429", "unexpected status 429", "rate limit"}, events.BinUnavailable, events.ReasonRateLimit, hintRate},
+	{[]string{"at capacity", "server_is_overloaded", "overloaded", "unexpected status 503", "last status: 503"},
+		events.BinUnavailable, events.ReasonOverloaded, hintOverload},
+	{[]string{"high demand", "unexpected status 5", "last status: 5", "internal server error",
+		"stream disconnected before completion", "response.failed event received"},
+		events.BinUnavailable, events.ReasonServer, hintServer},
+	{[]string{"connection failed", "error sending request", "failed to lookup address", "connection refused",
+		"idle timeout waiting for sse", "timed out", "dns error"}, events.BinUnavailable, events.ReasonNetwork, hintNetwork},
+	{[]string{"model_not_found", "does not exist or you do not have access", "unknown model", "unsupported model"},
+		events.BinInvalidInput, events.ReasonBadModel, hintModel},
+	{[]string{"no rollout found for thread id", "thread/resume failed", "session not found"},
+		events.BinInvalidInput, events.ReasonBadSession, hintSession},
+	{[]string{"unexpected status 400", "unexpected status 404", "unexpected status 422"},
+		events.BinInvalidInput, events.ReasonBadRequest, "read the provider's message and fix the request or the model provider config"},
+}
+
+// statusRe finds the HTTP status in Codex's messages: "unexpected status 401
+// Unauthorized: …" and "exceeded retry limit, last status: 429 …".
+var statusRe = regexp.MustCompile(`(?:unexpected status|last status:?)\s+(\d{3})\b`)
+
+// tryAgainRe finds a wait time in a usage-limit or rate-limit message: "try
+// again in 2 hours 5 minutes", "try again in 11.054s", "try again at 3:05 PM"
+// is not parsed (no date).
+var tryAgainRe = regexp.MustCompile(`(?i)try again in\s+(?:(\d+(?:\.\d+)?)\s*(?:h|hours?)\s*)?(?:(\d+(?:\.\d+)?)\s*(?:m|mins?|minutes?)\s*)?(?:(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b)?(?:(\d+)\s*ms\b)?`)
+
+// Classify maps a Codex failure message (turn.failed.error.message, a
+// top-level error, or stderr) to hub's error. It never returns nil: a
+// message no rule knows is agent_failed/error_event. http_status is set when
+// the message names one, retry_after_s when it names a wait.
+func Classify(message string) *events.Error {
+	msg := normalize.Shorten(strings.TrimSpace(message), 1000)
+	status := HTTPStatus(message)
+	for _, r := range rules {
+		if normalize.ContainsFold(message, r.patterns...) {
+			e := events.NewError(r.bin, r.reason, r.hint, "%s", msg).WithHTTPStatus(status)
+			if wait := retryAfter(message); wait > 0 {
+				e.WithRetryAfter(wait)
+			}
+			return e
+		}
+	}
+	return events.NewError(events.BinAgentFailed, events.ReasonErrorEvent, hintGeneric, "%s", msg).WithHTTPStatus(status)
+}
+
+// HTTPStatus returns the HTTP status a Codex message names, 0 if none.
+func HTTPStatus(message string) int {
+	m := statusRe.FindStringSubmatch(message)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// retryAfter returns the seconds a "try again in …" phrase names, 0 if none.
+func retryAfter(message string) float64 {
+	m := tryAgainRe.FindStringSubmatch(message)
+	if m == nil {
+		return 0
+	}
+	f := func(s string) float64 {
+		v, _ := strconv.ParseFloat(s, 64)
+		return v
+	}
+	return f(m[1])*3600 + f(m[2])*60 + f(m[3]) + f(m[4])/1000
+}
+
+// reconnectRe matches Codex's retry notices: "Reconnecting... 2/5 (…)".
+var reconnectRe = regexp.MustCompile(`^Reconnecting\.{0,3}\s*(\d+)/(\d+)\s*(?:\((.*)\))?`)
+
+// Reconnect parses a top-level error that announces a retry. ok is false for
+// any other message.
+func Reconnect(message string) (attempt, max int, cause string, ok bool) {
+	m := reconnectRe.FindStringSubmatch(message)
+	if m == nil {
+		return 0, 0, "", false
+	}
+	attempt, _ = strconv.Atoi(m[1])
+	max, _ = strconv.Atoi(m[2])
+	return attempt, max, m[3], true
+}
+
+// Fallback classifies a run that ended without turn.completed or
+// turn.failed, from its exit status and stderr. It never returns nil.
+func Fallback(end normalize.End, lastError string) *events.Error {
+	tail := normalize.CleanText(end.Stderr)
+	last := meaningfulStderr(tail)
+	if lastError != "" {
+		e := Classify(lastError)
+		if e.Bin != events.BinAgentFailed {
+			return e
+		}
+	}
+	if last != "" {
+		if e := Classify(last); e.Bin != events.BinAgentFailed {
+			return e
+		}
+	}
+	detail := last
+	if detail == "" {
+		detail = lastError
+	}
+	switch {
+	case end.Signal != "":
+		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
+			"rerun; if it repeats, run codex exec by hand to see why it dies",
+			"codex was killed by %s%s", end.Signal, suffix(detail))
+	case end.ExitCode != nil && *end.ExitCode != 0:
+		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus, hintGeneric,
+			"codex exited with status %d%s", *end.ExitCode, suffix(detail))
+	default:
+		return events.NewError(events.BinProtocol, events.ReasonNoResult,
+			"rerun; if it repeats, report it to Codex (the turn neither completed nor failed)",
+			"codex exited 0 without turn.completed or turn.failed%s", suffix(detail))
+	}
+}
+
+// meaningfulStderr returns the last stderr lines worth quoting: Codex always
+// starts with "Reading additional input from stdin...", and anyhow errors end
+// in a stack backtrace of "<unknown>" frames; both are dropped.
+func meaningfulStderr(s string) string {
+	var keep []string
+	for _, line := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "", strings.HasPrefix(t, "Reading additional input from stdin"),
+			t == "Stack backtrace:", strings.HasSuffix(t, ": <unknown>"):
+			continue
+		}
+		keep = append(keep, t)
+	}
+	if len(keep) > 3 {
+		keep = keep[len(keep)-3:]
+	}
+	return normalize.Shorten(strings.Join(keep, " | "), 600)
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
