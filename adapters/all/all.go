@@ -6,4 +6,5 @@ import (
 	_ "github.com/hubcli/hub/adapters/claude"   // registers "claude"
 	_ "github.com/hubcli/hub/adapters/codex"    // registers "codex"
 	_ "github.com/hubcli/hub/adapters/opencode" // registers "opencode"
+	_ "github.com/hubcli/hub/adapters/pi"       // registers "pi"
 )

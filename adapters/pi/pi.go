@@ -1,0 +1,109 @@
+// Package pi is hub's adapter for the pi coding agent (npm package
+// @mariozechner/pi-coding-agent): `pi --print --mode json`. Decoding lives in
+// normalize/pi.
+package pi
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/normalize"
+	pinorm "github.com/hubcli/hub/normalize/pi"
+)
+
+// Name is the agent's name in hub.
+const Name = "pi"
+
+// MinVersion is the oldest pi whose JSON output hub was checked against:
+// 0.73.1 was recorded in testdata/pi on 2026-11-30. Older releases are not
+// accepted because hub relies on details read in 0.73.1's source (the
+// session header line, auto_retry_* and compaction_* events, the leading HTTP
+// status in errorMessage) that hub has not seen in any earlier one.
+const MinVersion = "0.73.1"
+
+// MaxPromptBytes is the largest prompt hub sends to pi: 16 MiB.
+const MaxPromptBytes = 16 << 20
+
+// maxArgBytes is the largest prompt hub puts in argv. Linux refuses a single
+// argument of MAX_ARG_STRLEN (128 KiB, including its NUL) or more with E2BIG;
+// hub stays well under it.
+const maxArgBytes = 100 << 10
+
+// Adapter runs pi. The zero value is ready to use.
+type Adapter struct{}
+
+var _ adapters.Adapter = (*Adapter)(nil)
+
+func init() { adapters.Register(&Adapter{}) }
+
+var info = adapters.Info{
+	Binary:      "pi",
+	Package:     "@mariozechner/pi-coding-agent",
+	MinVersion:  MinVersion,
+	InstallHint: "npm i -g @mariozechner/pi-coding-agent",
+}
+
+// Name implements adapters.Adapter.
+func (*Adapter) Name() string { return Name }
+
+// Info implements adapters.Adapter.
+func (*Adapter) Info() adapters.Info { return info }
+
+// Detect implements adapters.Adapter: `pi --version` prints "0.73.1" on
+// stderr (pi sends everything but its JSON stream to stderr), and nothing on
+// stdout.
+func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error) {
+	return adapters.VersionProbe{Info: info}.Detect(ctx, bin)
+}
+
+// Command implements adapters.Adapter. The argv is
+//
+//	pi --print --mode json [--provider P] [--model M] [--session S] PROMPT
+//
+// --print makes pi exit after answering (without it pi stays interactive).
+// Request.Model "provider/model" becomes --provider and --model; a model
+// without "/" is passed as --model alone (pi then also accepts its own
+// "provider/id" and ":thinking" forms). Request.Resume becomes --session,
+// which takes a session id (or a unique prefix of one) or a session file.
+// pi takes the value after each of these flags whatever it looks like.
+//
+// pi 0.73.1 has no "--" and reads any argument starting with "-" as an
+// option and one starting with "@" as a file to attach, so a prompt
+// starting with either, or one too long for one argument (maxArgBytes), goes
+// on stdin instead, which hub then closes: pi reads a piped stdin in print
+// mode and sends it as the prompt, with its leading and trailing whitespace
+// trimmed (its readPipedStdin). Any other prompt is the last argument, byte
+// for byte, and stdin is /dev/null. A prompt over MaxPromptBytes is refused as
+// invalid_input/prompt_too_large; an empty one as invalid_input/bad_request.
+func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
+	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
+		return adapters.Command{}, err
+	}
+	args := []string{"--print", "--mode", "json"}
+	if provider, model, ok := strings.Cut(req.Model, "/"); ok && provider != "" && model != "" {
+		args = append(args, "--provider", provider, "--model", model)
+	} else if req.Model != "" {
+		args = append(args, "--model", req.Model)
+	}
+	if req.Resume != "" {
+		args = append(args, "--session", req.Resume)
+	}
+	cmd := adapters.Command{Path: inst.Path, Args: args}
+	if argSafe(req.Prompt) {
+		cmd.Args = append(cmd.Args, req.Prompt)
+	} else {
+		cmd.Stdin = []byte(req.Prompt)
+	}
+	return cmd, nil
+}
+
+// argSafe reports whether pi's argument parser reads prompt as a message.
+func argSafe(prompt string) bool {
+	return len(prompt) <= maxArgBytes && !strings.HasPrefix(prompt, "-") && !strings.HasPrefix(prompt, "@")
+}
+
+// NewDecoder implements adapters.Adapter.
+func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
+	return pinorm.New(req.Model, !req.NoFailFast)
+}

@@ -1,0 +1,300 @@
+package pi
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// ToolKind maps a pi tool name to its SPEC §3 kind: pi 0.73.1's built-in
+// tools are read, bash, edit, write, grep, find and ls; extensions and
+// custom tools choose their own names and are "other".
+func ToolKind(name string) events.ToolKind {
+	switch name {
+	case "bash":
+		return events.ToolShell
+	case "read":
+		return events.ToolRead
+	case "write":
+		return events.ToolWrite
+	case "edit":
+		return events.ToolEdit
+	case "grep", "find", "ls":
+		return events.ToolSearch
+	}
+	return events.ToolOther
+}
+
+// isBlocked reports whether a failed tool result says an extension's
+// tool_call hook blocked the call (pi's default reason; a hook may give its
+// own, which hub cannot tell from other failures).
+func isBlocked(out string) bool {
+	return strings.HasPrefix(out, "Tool execution was blocked")
+}
+
+// exitRe finds the status pi's bash tool appends to a failed command's
+// output: "…\n\nCommand exited with code 2".
+var exitRe = regexp.MustCompile(`(?:^|\n)Command exited with code (\d+)$`)
+
+// exitCode is a bash call's exit status: 0 when it succeeded, the status
+// pi appended when it failed, unknown otherwise (timed out, aborted).
+func exitCode(out string, ok bool) (int, bool) {
+	if ok {
+		return 0, true
+	}
+	if m := exitRe.FindStringSubmatch(out); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// statusRe finds the HTTP status pi-ai puts first in errorMessage ("401
+// Incorrect API key provided", from the OpenAI and Anthropic SDKs' errors).
+var statusRe = regexp.MustCompile(`^\s*([1-5]\d\d)\b`)
+
+// leadingStatus returns the HTTP status errorMessage starts with, 0 if none.
+func leadingStatus(msg string) int {
+	if m := statusRe.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+// retriesRe is pi 0.73.1's test for errors its auto-retry takes
+// (AgentSession._isRetryableError), context overflows excepted.
+var retriesRe = regexp.MustCompile(`(?i)overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay`)
+
+// piRetries reports whether pi's auto-retry (when enabled) retries a call
+// that failed with msg.
+func piRetries(msg string) bool {
+	return msg != "" && !isOverflow(msg) && retriesRe.MatchString(msg)
+}
+
+// isOverflow is pi-ai's isContextOverflow test on an error message (its
+// OVERFLOW_PATTERNS less the ones that need the model's context window).
+func isOverflow(msg string) bool {
+	if normalize.ContainsFold(msg, "rate limit", "too many requests") {
+		return false
+	}
+	return normalize.ContainsFold(msg, "prompt is too long", "request_too_large", "input is too long",
+		"exceeds the context window", "maximum prompt length", "reduce the length of the messages",
+		"maximum context length", "exceeds the available context size", "greater than the context length",
+		"context window exceeds limit", "exceeded model token limit", "model_context_window_exceeded",
+		"context_length_exceeded", "context length exceeded", "too many tokens", "token limit exceeded") ||
+		overflowRe.MatchString(msg)
+}
+
+var overflowRe = regexp.MustCompile(`(?i)input token count.*exceeds the maximum|exceeds the limit of \d+|too large for model with \d+ maximum context length|prompt too long; exceeded (?:max )?context length`)
+
+// Hints for the failures pi reports.
+const (
+	hintAuth     = "check the provider's API key: its environment variable (e.g. OPENAI_API_KEY), `pi` then /login, or apiKey in models.json under PI_CODING_AGENT_DIR (default ~/.pi/agent)"
+	hintConfig   = "configure a provider for pi: set its API key variable (e.g. ANTHROPIC_API_KEY), run `pi` and /login, or add it to models.json under PI_CODING_AGENT_DIR"
+	hintModel    = "pass --model provider/model naming a model pi knows (`pi --list-models`)"
+	hintSession  = "pass a session id pi knows (run.finished.session_id of an earlier run in the same directory)"
+	hintQuota    = "check the provider account's billing and quota"
+	hintRate     = "wait and retry, or lower the request rate"
+	hintServer   = "the provider failed; retry later"
+	hintOverload = "the provider is overloaded; retry later or pick another model"
+	hintOverflow = "shorten the prompt or the files in context, or start a new session"
+	hintNetwork  = "check the provider's base URL and the network, then retry"
+	hintRequest  = "read the provider's message and fix the request (model name, options)"
+	hintAborted  = "pi aborted the model call; rerun"
+)
+
+// Classify maps the errorMessage of a failed pi model call to hub's error
+// (SPEC §4). Rules, first match wins:
+//
+//	context overflow text (pi-ai's patterns)      invalid_input/context_overflow
+//	leading 401 or 403, "invalid api key"         unavailable/auth
+//	leading 429 with quota or billing             unavailable/quota
+//	leading 429, "rate limit"                     unavailable/rate_limit
+//	leading 503 or 529, "overloaded"              unavailable/overloaded
+//	leading 5xx                                   unavailable/server
+//	leading 404 naming a model                    invalid_input/bad_model
+//	leading 400, 404, 413, 422                    invalid_input/bad_request
+//	"timed out", connection errors                unavailable/network
+//	"aborted"                                     cancelled/agent_aborted
+//	anything else                                 agent_failed/error_event
+//
+// http_status is set from the leading status. It never returns nil.
+func Classify(msg string) *events.Error {
+	status := leadingStatus(msg)
+	text := normalize.Shorten(strings.TrimSpace(msg), 1000)
+	if text == "" {
+		text = "pi reported an error without a message"
+	}
+	mk := func(bin events.Bin, reason events.Reason, hint string) *events.Error {
+		return events.NewError(bin, reason, hint, "%s", text).WithHTTPStatus(status)
+	}
+	switch {
+	case isOverflow(msg):
+		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
+	case status == 401 || status == 403 || normalize.ContainsFold(msg, "invalid api key", "incorrect api key", "invalid x-api-key"):
+		return mk(events.BinUnavailable, events.ReasonAuth, hintAuth)
+	case status == 429 && normalize.ContainsFold(msg, "insufficient_quota", "quota", "billing"):
+		return mk(events.BinUnavailable, events.ReasonQuota, hintQuota)
+	case status == 429 || normalize.ContainsFold(msg, "rate limit", "too many requests"):
+		return mk(events.BinUnavailable, events.ReasonRateLimit, hintRate)
+	case status == 503 || status == 529 || normalize.ContainsFold(msg, "overloaded"):
+		return mk(events.BinUnavailable, events.ReasonOverloaded, hintOverload)
+	case status >= 500:
+		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
+	case status == 404 && normalize.ContainsFold(msg, "model"):
+		return mk(events.BinInvalidInput, events.ReasonBadModel, hintModel)
+	case status == 400 || status == 404 || status == 413 || status == 422:
+		return mk(events.BinInvalidInput, events.ReasonBadRequest, hintRequest)
+	case isNetwork(msg):
+		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
+	case normalize.ContainsFold(msg, "aborted"):
+		return mk(events.BinCancelled, events.ReasonAgentAborted, hintAborted)
+	}
+	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run pi by hand with the same arguments for details")
+}
+
+func isNetwork(s string) bool {
+	return normalize.ContainsFold(s, "timed out", "timeout", "connection error", "connection refused",
+		"connection reset", "connection lost", "econnrefused", "econnreset", "enotfound", "fetch failed",
+		"socket hang up", "other side closed", "network error", "terminated")
+}
+
+// Outcome implements normalize.Decoder. The exit status never makes a run a
+// success and never turns a successful answer into a failure (pi exits 0 on
+// provider errors). In order:
+//
+//   - no assistant message at all: the stderr text of a setup error (exit 1:
+//     no API key, unknown provider, unknown session) decides, else the exit
+//     status or signal, else protocol/no_result (see noResult);
+//   - the last assistant message failed (stopReason "error"): Classify its
+//     errorMessage, or auto_retry_end's finalError when pi gave up retrying;
+//     a compaction_start{reason: "overflow"} right after it (pi's own
+//     overflow verdict) makes it invalid_input/context_overflow;
+//   - stopReason "aborted": cancelled/agent_aborted;
+//   - stopReason "stop" or "length" followed by agent_end: ok, even when the
+//     stream then ends after a compaction_start;
+//   - anything else (a tool call with no answer after it, no agent_end):
+//     the stream was cut; see cut.
+func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
+	out := normalize.Outcome{Text: d.lastText, SessionID: d.sessionID}
+	switch l := d.last; {
+	case d.abort != nil:
+		out.Error = d.abort
+	case !l.seen:
+		out.Error = noResult(end)
+	case l.stopReason == "error":
+		msg := l.errorMessage
+		if d.finalError != "" {
+			msg = d.finalError
+		}
+		out.Error = Classify(msg)
+		if d.overflowCut && out.Error.Reason != events.ReasonContextOverflow {
+			out.Error = events.NewError(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow,
+				"%s (pi judged it a context overflow)", out.Error.Message).WithHTTPStatus(leadingStatus(msg))
+		}
+	case l.stopReason == "aborted":
+		msg := l.errorMessage
+		if msg == "" {
+			msg = "the model call was aborted"
+		}
+		out.Error = events.NewError(events.BinCancelled, events.ReasonAgentAborted, hintAborted, "pi: %s", normalize.Shorten(msg, 600))
+	case (l.stopReason == "stop" || l.stopReason == "length") && l.ended:
+		out.OK = true
+	default:
+		out.Error = cut(end, l.stopReason)
+	}
+	return out
+}
+
+// noResult classifies a run without any assistant message from its stderr
+// (pi prints setup errors there and exits 1), exit status and signal.
+func noResult(end normalize.End) *events.Error {
+	tail := normalize.CleanText(end.Stderr)
+	last := normalize.Shorten(lastLines(tail), 600)
+	for _, r := range setupErrors {
+		if line := lineWith(tail, r.subs...); line != "" {
+			return events.NewError(r.bin, r.reason, r.hint, "pi: %s", normalize.Shorten(line, 600))
+		}
+	}
+	switch {
+	case end.Signal != "":
+		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
+			"rerun; if it repeats, run pi by hand to see why it dies",
+			"pi was killed by %s before any answer%s", end.Signal, suffix(last))
+	case end.ExitCode != nil && *end.ExitCode != 0:
+		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus,
+			"read the message; run pi by hand with the same arguments for details",
+			"pi exited with status %d before any answer%s", *end.ExitCode, suffix(last))
+	}
+	return events.NewError(events.BinProtocol, events.ReasonNoResult,
+		"rerun; if it repeats, report it with the --raw-log transcript",
+		"pi exited without any answer from the model%s", suffix(last))
+}
+
+// setupErrors are the stderr lines pi 0.73.1 prints when it exits 1 before
+// any model call, for example "No API key found for anthropic.", `Error:
+// Unknown provider "x". Use --list-models…`, "No session found matching
+// 'x'".
+var setupErrors = []struct {
+	subs   []string
+	bin    events.Bin
+	reason events.Reason
+	hint   string
+}{
+	{[]string{"no api key found", "no models available", "api key is required"}, events.BinUnavailable, events.ReasonNotConfigured, hintConfig},
+	{[]string{"unknown provider", "model not found", "no model matching", "unknown model"}, events.BinInvalidInput, events.ReasonBadModel, hintModel},
+	{[]string{"no session found", "session file not found"}, events.BinInvalidInput, events.ReasonBadSession, hintSession},
+	{[]string{"unknown option"}, events.BinInvalidInput, events.ReasonBadRequest,
+		"hub passed pi an option it does not know; check the pi version (`hub agents`)"},
+}
+
+// lineWith returns the first line of s containing any of subs (ignoring
+// case), "" if none.
+func lineWith(s string, subs ...string) string {
+	for line := range strings.Lines(s) {
+		if normalize.ContainsFold(line, subs...) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
+// cut classifies a stream that ended after an assistant message that was
+// not a final answer (a tool call), or before its agent_end.
+func cut(end normalize.End, stopReason string) *events.Error {
+	last := normalize.Shorten(lastLines(normalize.CleanText(end.Stderr)), 600)
+	switch {
+	case end.Signal != "":
+		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
+			"rerun; if it repeats, run pi by hand to see why it dies",
+			"pi was killed by %s before its final answer%s", end.Signal, suffix(last))
+	case end.ExitCode != nil && *end.ExitCode != 0:
+		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus,
+			"read the message; run pi by hand with the same arguments for details",
+			"pi exited with status %d before its final answer%s", *end.ExitCode, suffix(last))
+	}
+	return events.NewError(events.BinProtocol, events.ReasonNoResult,
+		"rerun; if it repeats, report it with the --raw-log transcript",
+		"pi's output ended after a message with stopReason %q, without a final answer%s", stopReason, suffix(last))
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+// lastLines returns the last three lines of s joined with " | ".
+func lastLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return strings.Join(lines, " | ")
+}
