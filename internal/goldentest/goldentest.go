@@ -64,7 +64,8 @@ func Check(t *testing.T, agent, model string) {
 
 // Replay normalizes one recorded transcript with a fixed clock and run id.
 // The .exit file holds the exit status or the name of the signal that ended
-// the process (who sent it is not recorded); no .exit means 0.
+// the process (who sent it is not recorded); no .exit means 0. A .model file
+// names the model the transcript was recorded with, in place of model.
 func Replay(t *testing.T, agent, model, raw string) []byte {
 	t.Helper()
 	f, err := os.Open(raw)
@@ -87,6 +88,9 @@ func Replay(t *testing.T, agent, model, raw string) []byte {
 	}
 	if b, err := os.ReadFile(base + ".stderr"); err == nil {
 		end.Stderr = string(b)
+	}
+	if b, err := os.ReadFile(base + ".model"); err == nil {
+		model = strings.TrimSpace(string(b))
 	}
 	clock := func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }
 	req := adapters.Request{Agent: agent, Model: model, Cwd: "/golden", RunID: "run_golden", Clock: clock}

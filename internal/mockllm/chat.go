@@ -50,7 +50,7 @@ func parseChat(body []byte) (call, error) {
 	}
 	c.scenario = chooseScenario(user, system)
 	if len(user) > 0 {
-		c.userText = user[0]
+		c.userText, c.lastUserText = user[0], user[len(user)-1]
 	}
 	for _, t := range req.Tools {
 		c.tools = append(c.tools, tool{name: t.Function.Name, schema: t.Function.Parameters})

@@ -76,7 +76,7 @@ func parseResponses(body []byte) (call, error) {
 	}
 	c.scenario = chooseScenario(user, system)
 	if len(user) > 0 {
-		c.userText = user[0]
+		c.userText, c.lastUserText = user[0], user[len(user)-1]
 	}
 	for _, t := range req.Tools {
 		if t.Name != "" {

@@ -129,12 +129,13 @@ func isMarkerByte(b byte) bool {
 // call is one model request, parsed from any wire API into what the
 // scenarios need.
 type call struct {
-	scenario   Scenario
-	model      string
-	stream     bool
-	tools      []tool
-	toolResult *string // the latest tool result in the conversation, if any
-	userText   string  // the first user message's text
+	scenario     Scenario
+	model        string
+	stream       bool
+	tools        []tool
+	toolResult   *string // the latest tool result in the conversation, if any
+	userText     string  // the first user message's text
+	lastUserText string  // the last user message's text
 }
 
 // tool is one tool the request offers the model.

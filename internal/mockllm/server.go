@@ -44,6 +44,9 @@ type Request struct {
 	Tools      []string // the names of the tools the request offered
 	ToolResult bool     // whether the conversation carried a tool result
 	UserText   string   // the text of the conversation's first user message
+	// LastUserText is the text of its last user message: the prompt, for
+	// clients that send context messages first (codex).
+	LastUserText string
 }
 
 // Server is a running mock model server. Its methods are safe for concurrent
@@ -218,13 +221,14 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 		return
 	}
 	req := Request{
-		Method:     r.Method,
-		Path:       r.URL.Path,
-		Scenario:   c.scenario,
-		Model:      c.model,
-		Stream:     c.stream,
-		ToolResult: c.toolResult != nil,
-		UserText:   c.userText,
+		Method:       r.Method,
+		Path:         r.URL.Path,
+		Scenario:     c.scenario,
+		Model:        c.model,
+		Stream:       c.stream,
+		ToolResult:   c.toolResult != nil,
+		UserText:     c.userText,
+		LastUserText: c.lastUserText,
 	}
 	for _, t := range c.tools {
 		req.Tools = append(req.Tools, t.name)
