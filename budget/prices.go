@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -206,4 +207,33 @@ func ReadPrices(r io.Reader, source string) ([]Price, error) {
 		}
 	}
 	return f.Prices, nil
+}
+
+// UserPricesFile is where a user's own price rows live, relative to the
+// user's config directory (os.UserConfigDir: $XDG_CONFIG_HOME or ~/.config).
+const UserPricesFile = "hub/prices.json"
+
+// LoadPrices returns DefaultPrices overridden, in order, by the rows of each
+// file (see ReadPrices for the format). An empty path is skipped; a missing
+// or invalid file is an error naming it.
+func LoadPrices(paths ...string) (*PriceTable, error) {
+	t := DefaultPrices()
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("price table: %w", err)
+		}
+		rows, err := ReadPrices(f, p)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if t, err = t.With(rows); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }

@@ -70,6 +70,8 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--agent", "opencode", "--prompt-file", "/nonexistent", "x"},
 		{"run", "--agent", "opencode", "--env", "NOEQUALS", "x"},
 		{"run", "--agent", "opencode", "--cwd", "/nonexistent", "x"},
+		{"run", "--agent", "codex", "--prices", "/nonexistent", "x"},
+		{"run", "--agent", "codex", "--prices", "main_test.go", "x"}, // not a price table
 		{"no-such-command"},
 	}
 	for _, args := range tests {
@@ -332,5 +334,65 @@ while [ ! -s `+pidfile+` ]; do sleep 0.01; done
 	defer syscall.Kill(pid, syscall.SIGKILL)
 	if proc.Running(pid) {
 		t.Errorf("detached child %d of a finished run still running", pid)
+	}
+}
+
+// TestRunPrices: a model hub has no price for is priced from the user's
+// price file in the config directory, and --prices overrides that file.
+func TestRunPrices(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "codex")
+	script := `#!/bin/sh
+if [ "$1" = --version ]; then echo codex-cli 0.169.0; exit 0; fi
+cat >/dev/null
+echo '{"type":"thread.started","thread_id":"th_1"}'
+echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"hi"}}'
+echo '{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":0,"output_tokens":1000000,"reasoning_output_tokens":0}}'
+`
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config")
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	t.Setenv("HOME", dir)
+	cost := func() string {
+		t.Helper()
+		code, out, stderr := hub(t, "", "run", "--agent", "codex", "--bin", bin, "--model", "my-model", "--output", "json", "x")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var fin struct {
+			Cost   *float64 `json:"cost_usd"`
+			Source string   `json:"cost_source"`
+		}
+		if err := json.Unmarshal([]byte(out), &fin); err != nil {
+			t.Fatal(err)
+		}
+		if fin.Cost == nil {
+			return "null " + fin.Source
+		}
+		return fmt.Sprintf("%g %s", *fin.Cost, fin.Source)
+	}
+	if got := cost(); got != "null unknown" {
+		t.Errorf("no price file: cost %s, want null unknown", got)
+	}
+	// 1 M input × $1 + 1 M output × $2 = $3; with --prices, $10 + $20 = $30.
+	if err := os.MkdirAll(filepath.Join(cfg, "hub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	row := `{"prices":[{"model":"my-model","input":%d,"cached_input":0,"output":%d,"as_of":"2026-11-30"}]}`
+	if err := os.WriteFile(filepath.Join(cfg, "hub", "prices.json"), fmt.Appendf(nil, row, 1, 2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := cost(); got != "3 estimated" {
+		t.Errorf("user price file: cost %s, want 3 estimated", got)
+	}
+	flag := filepath.Join(dir, "flag.json")
+	if err := os.WriteFile(flag, fmt.Appendf(nil, row, 10, 20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HUB_PRICES", flag)
+	if got := cost(); got != "30 estimated" {
+		t.Errorf("--prices: cost %s, want 30 estimated", got)
 	}
 }

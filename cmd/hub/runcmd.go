@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 
@@ -38,6 +39,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file"},
 			&cli.StringSliceFlag{Name: "env", Usage: "K=V to add to the agent's environment (repeatable)"},
 			&cli.BoolFlag{Name: "no-fail-fast", Usage: "let the agent keep retrying errors that retrying cannot fix (HTTP 401/403) instead of stopping it at once"},
+			&cli.StringFlag{Name: "prices", Usage: "JSON price table (USD per million tokens) for agents that report no cost, on top of hub's own and ~/.config/" + budget.UserPricesFile, EnvVars: []string{"HUB_PRICES"}},
 			&cli.IntFlag{Name: "max-line", Value: framer.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
 		},
 		Action:       runAction,
@@ -53,6 +55,23 @@ func usageErr(c *cli.Context, err error, _ bool) error {
 		msg += " (flags go before the prompt; put a prompt that starts with - after --)"
 	}
 	return usageError{msg}
+}
+
+// loadPrices is hub's price table, then the user's file in the config
+// directory if there is one, then flag (--prices), each overriding the last.
+func loadPrices(flag string) (*budget.PriceTable, error) {
+	var user string
+	if dir, err := os.UserConfigDir(); err == nil {
+		if p := filepath.Join(dir, budget.UserPricesFile); fileExists(p) {
+			user = p
+		}
+	}
+	return budget.LoadPrices(user, flag)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func runAction(c *cli.Context) error {
@@ -98,6 +117,11 @@ func runAction(c *cli.Context) error {
 		MaxLine:    c.Int("max-line"),
 		NoFailFast: c.Bool("no-fail-fast"),
 	}
+	prices, err := loadPrices(c.String("prices"))
+	if err != nil {
+		return usagef("run: %v", err)
+	}
+	req.Prices = prices
 	if req.Cwd != "" {
 		if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
 			return usagef("run: --cwd %s is not a directory", req.Cwd)

@@ -141,7 +141,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 func unknown(what, typ string, line []byte) events.Notice {
 	n := events.Notice{Kind: events.NoticeUnknownEvent,
 		Message: fmt.Sprintf("codex: unknown %s %q", what, typ)}
-	if len(line) <= 4096 {
+	if len(line) > 0 && len(line) <= 4096 {
 		n.Data = json.RawMessage(`{"line":` + string(line) + `}`)
 	}
 	return n
@@ -210,7 +210,7 @@ func (d *Decoder) item(dst []events.Body, typ string, it gjson.Result) []events.
 			Message: "codex warning: " + normalize.Shorten(msg, 1000)})
 	default:
 		if completed {
-			dst = append(dst, unknown("item type", kind, nil))
+			dst = append(dst, unknown("item type", kind, nil)) // the line is kept by the raw log, not here
 		}
 	}
 	return dst

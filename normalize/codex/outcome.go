@@ -50,10 +50,10 @@ var rules = []rule{
 	{[]string{"at capacity", "server_is_overloaded", "overloaded", "unexpected status 503", "last status: 503"},
 		events.BinUnavailable, events.ReasonOverloaded, hintOverload},
 	{[]string{"high demand", "unexpected status 5", "last status: 5", "internal server error",
-		"stream disconnected before completion", "response.failed event received"},
+		"stream disconnected", "response.failed event received"},
 		events.BinUnavailable, events.ReasonServer, hintServer},
 	{[]string{"connection failed", "error sending request", "failed to lookup address", "connection refused",
-		"idle timeout waiting for sse", "timed out", "dns error"}, events.BinUnavailable, events.ReasonNetwork, hintNetwork},
+		"timed out", "dns error"}, events.BinUnavailable, events.ReasonNetwork, hintNetwork},
 	{[]string{"model_not_found", "does not exist or you do not have access", "unknown model", "unsupported model"},
 		events.BinInvalidInput, events.ReasonBadModel, hintModel},
 	{[]string{"no rollout found for thread id", "thread/resume failed", "session not found"},
@@ -69,7 +69,7 @@ var statusRe = regexp.MustCompile(`(?:unexpected status|last status:?)\s+(\d{3})
 // tryAgainRe finds a wait time in a usage-limit or rate-limit message: "try
 // again in 2 hours 5 minutes", "try again in 11.054s", "try again at 3:05 PM"
 // is not parsed (no date).
-var tryAgainRe = regexp.MustCompile(`(?i)try again in\s+(?:(\d+(?:\.\d+)?)\s*(?:h|hours?)\s*)?(?:(\d+(?:\.\d+)?)\s*(?:m|mins?|minutes?)\s*)?(?:(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b)?(?:(\d+)\s*ms\b)?`)
+var tryAgainRe = regexp.MustCompile(`(?i)try again in\s+(?:(\d+(?:\.\d+)?)\s*(?:hours?|h)\s*)?(?:(\d+(?:\.\d+)?)\s*(?:minutes?|mins?|m\b)\s*)?(?:(\d+(?:\.\d+)?)\s*(?:seconds?|secs?|s)\b)?(?:(\d+)\s*ms\b)?`)
 
 // Classify maps a Codex failure message (turn.failed.error.message, a
 // top-level error, or stderr) to hub's error. It never returns nil: a

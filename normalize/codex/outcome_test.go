@@ -1,0 +1,155 @@
+package codex
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// TestClassifyRows: one message per row of the rules table (and per pattern
+// where the patterns are different wordings), taken from real Codex output
+// (testdata/codex) or codex-rs's error texts. A row that stops matching its
+// message — a reordering, a typo — fails here.
+func TestClassifyRows(t *testing.T) {
+	tests := []struct {
+		msg    string
+		bin    events.Bin
+		reason events.Reason
+		status int
+		wait   float64
+	}{
+		// context overflow
+		{"Codex ran out of room in the model's context window. Start a new thread or clear earlier history before retrying.",
+			events.BinInvalidInput, events.ReasonContextOverflow, 0, 0},
+		{"Your input exceeds the context window of this model. Please adjust your input and try again.",
+			events.BinInvalidInput, events.ReasonContextOverflow, 0, 0},
+		// auth
+		{"unexpected status 401 Unauthorized: Incorrect API key provided, url: http://127.0.0.1:1/v1/responses, request id: req_mock_5",
+			events.BinUnavailable, events.ReasonAuth, 401, 0},
+		{"unexpected status 403 Forbidden: project has no access", events.BinUnavailable, events.ReasonAuth, 403, 0},
+		// not configured
+		{"Missing environment variable: `MOCK_API_KEY`. Create an API key and export it.",
+			events.BinUnavailable, events.ReasonNotConfigured, 0, 0},
+		// quota, with the wait when the message gives one
+		{"You've hit your usage limit. Upgrade to Pro or try again in 2 hours 5 minutes.",
+			events.BinUnavailable, events.ReasonQuota, 0, 2*3600 + 5*60},
+		{"Quota exceeded. Check your plan and billing details.", events.BinUnavailable, events.ReasonQuota, 0, 0},
+		{"You exceeded your current quota, please check your plan and billing details.", events.BinUnavailable, events.ReasonQuota, 0, 0},
+		// rate limit
+		{"exceeded retry limit, last status: 429 Too Many Requests, request id: req_mock_8",
+			events.BinUnavailable, events.ReasonRateLimit, 429, 0},
+		{"Rate limit reached for gpt-5.5 on tokens per min (TPM): Limit 30000. Please try again in 11.054s.",
+			events.BinUnavailable, events.ReasonRateLimit, 0, 11.054},
+		// overloaded
+		{"Selected model is at capacity. Please try a different model.", events.BinUnavailable, events.ReasonOverloaded, 0, 0},
+		{"unexpected status 503 Service Unavailable: The server is overloaded", events.BinUnavailable, events.ReasonOverloaded, 503, 0},
+		// server
+		{"We’re currently experiencing high demand, which may cause temporary errors.", events.BinUnavailable, events.ReasonServer, 0, 0},
+		{"unexpected status 502 Bad Gateway: upstream", events.BinUnavailable, events.ReasonServer, 502, 0},
+		{"exceeded retry limit, last status: 500 Internal Server Error", events.BinUnavailable, events.ReasonServer, 500, 0},
+		{"stream disconnected before completion: error decoding response body", events.BinUnavailable, events.ReasonServer, 0, 0},
+		// network
+		{"Connection failed: error sending request for url (http://127.0.0.1:9/v1/responses)", events.BinUnavailable, events.ReasonNetwork, 0, 0},
+		{"error sending request for url (https://api.example/v1/responses): failed to lookup address information",
+			events.BinUnavailable, events.ReasonNetwork, 0, 0},
+		{"stream disconnected: idle timeout waiting for SSE", events.BinUnavailable, events.ReasonServer, 0, 0},
+		// bad model
+		{"The model `gpt-9` does not exist or you do not have access to it.", events.BinInvalidInput, events.ReasonBadModel, 0, 0},
+		// bad session
+		{"Error: thread/resume: thread/resume failed: no rollout found for thread id 00000000-0000-0000-0000-000000000000 (code -32600)",
+			events.BinInvalidInput, events.ReasonBadSession, 0, 0},
+		// bad request
+		{"unexpected status 400 Bad Request: Invalid 'input': empty", events.BinInvalidInput, events.ReasonBadRequest, 400, 0},
+		// nothing known
+		{"turn failed", events.BinAgentFailed, events.ReasonErrorEvent, 0, 0},
+	}
+	for _, tt := range tests {
+		e := Classify(tt.msg)
+		if e.Bin != tt.bin || e.Reason != tt.reason {
+			t.Errorf("Classify(%q) = %s/%s, want %s/%s", tt.msg, e.Bin, e.Reason, tt.bin, tt.reason)
+			continue
+		}
+		if got := intOr0(e.HTTPStatus); got != tt.status {
+			t.Errorf("Classify(%q) http_status = %d, want %d", tt.msg, got, tt.status)
+		}
+		var wait float64
+		if e.RetryAfterS != nil {
+			wait = *e.RetryAfterS
+		}
+		if wait != tt.wait {
+			t.Errorf("Classify(%q) retry_after_s = %v, want %v", tt.msg, wait, tt.wait)
+		}
+		if e.Hint == "" || e.Message == "" || e.Retryable != events.Retryable(e.Bin, e.Reason) {
+			t.Errorf("Classify(%q) = %+v: want a message, a hint and SPEC's retryable flag", tt.msg, e)
+		}
+	}
+}
+
+// TestRulesAllReached: every row of the table is what some message in
+// TestClassifyRows classifies as, so no row is dead.
+func TestRulesAllReached(t *testing.T) {
+	samples := []string{
+		"ran out of room in the model's context window", "unexpected status 401", "Missing environment variable: X",
+		"usage limit", "last status: 429", "at capacity", "high demand", "Connection failed",
+		"model_not_found", "no rollout found for thread id x", "unexpected status 400",
+	}
+	if len(samples) != len(rules) {
+		t.Fatalf("%d samples for %d rules: add a sample for the new row", len(samples), len(rules))
+	}
+	for i, s := range samples {
+		for j, r := range rules {
+			if normalize.ContainsFold(s, r.patterns...) {
+				if j != i {
+					t.Errorf("sample %q for row %d is taken by row %d first", s, i, j)
+				}
+				break
+			}
+		}
+	}
+}
+
+func intOr0(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func TestReconnect(t *testing.T) {
+	a, m, cause, ok := Reconnect("Reconnecting... 2/5 (unexpected status 401 Unauthorized: bad key)")
+	if !ok || a != 2 || m != 5 || cause != "unexpected status 401 Unauthorized: bad key" {
+		t.Errorf("Reconnect = %d %d %q %v", a, m, cause, ok)
+	}
+	if _, _, _, ok := Reconnect("unexpected status 401 Unauthorized"); ok {
+		t.Error("a final error parsed as a retry")
+	}
+}
+
+func TestFallback(t *testing.T) {
+	one, zero := 1, 0
+	tests := []struct {
+		name      string
+		end       normalize.End
+		lastError string
+		bin       events.Bin
+		reason    events.Reason
+	}{
+		{"bad session on stderr", normalize.End{ExitCode: &one, Stderr: "Reading additional input from stdin...\nError: thread/resume: thread/resume failed: no rollout found for thread id x (code -32600)\n\nStack backtrace:\n   0: <unknown>\n"},
+			"", events.BinInvalidInput, events.ReasonBadSession},
+		{"last error decides", normalize.End{ExitCode: &one}, "Selected model is at capacity.", events.BinUnavailable, events.ReasonOverloaded},
+		{"killed", normalize.End{Signal: "SIGKILL"}, "", events.BinAgentFailed, events.ReasonCrashed},
+		{"exit status", normalize.End{ExitCode: &one, Stderr: "Error: something odd\n"}, "", events.BinAgentFailed, events.ReasonExitStatus},
+		{"exit 0, no turn end", normalize.End{ExitCode: &zero}, "", events.BinProtocol, events.ReasonNoResult},
+	}
+	for _, tt := range tests {
+		e := Fallback(tt.end, tt.lastError)
+		if e.Bin != tt.bin || e.Reason != tt.reason {
+			t.Errorf("%s: Fallback = %s/%s (%s), want %s/%s", tt.name, e.Bin, e.Reason, e.Message, tt.bin, tt.reason)
+		}
+	}
+	e := Fallback(tests[0].end, "")
+	if want := "Error: thread/resume: thread/resume failed: no rollout found for thread id x (code -32600)"; e.Message != want {
+		t.Errorf("message = %q, want the stderr line without the banner and the backtrace: %q", e.Message, want)
+	}
+}
