@@ -5,10 +5,12 @@
 #
 #   HUB_SMOKE=1 HUB_SMOKE_MODEL=anthropic/claude-haiku-4-5 bash scripts/smoke.sh
 #
-# HUB_SMOKE_AGENT picks the agent (opencode, the default, or claude).
-# For OpenCode, HUB_SMOKE_MODEL is a provider/model and the key comes from the
-# environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, …) or `opencode auth login`;
-# for Claude Code, ANTHROPIC_API_KEY or its saved login.
+# HUB_SMOKE_AGENT picks the agent: opencode (the default), claude, codex or pi.
+# For OpenCode and pi, HUB_SMOKE_MODEL is a provider/model and the key comes
+# from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, …) or the agent's
+# saved login; for Claude Code, ANTHROPIC_API_KEY or its saved login; for
+# Codex, OPENAI_API_KEY / CODEX_API_KEY or `codex login` (HUB_SMOKE_MODEL
+# optional, e.g. gpt-5.4-mini).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -36,8 +38,23 @@ case $agent in
     fi
     [[ -n ${HUB_SMOKE_MODEL:-} ]] && model_args=(--model "$HUB_SMOKE_MODEL")
     ;;
+  codex)
+    if [[ -z ${OPENAI_API_KEY:-}${CODEX_API_KEY:-} && ! -s ${CODEX_HOME:-$HOME/.codex}/auth.json ]]; then
+      echo "smoke: skipped (no Codex credentials: set OPENAI_API_KEY or CODEX_API_KEY, or run \`codex login\`)"
+      exit 0
+    fi
+    [[ -n ${HUB_SMOKE_MODEL:-} ]] && model_args=(--model "$HUB_SMOKE_MODEL")
+    ;;
+  pi)
+    if [[ -z ${ANTHROPIC_API_KEY:-}${OPENAI_API_KEY:-}${OPENROUTER_API_KEY:-}${GEMINI_API_KEY:-} && ! -s ${PI_CODING_AGENT_DIR:-$HOME/.pi/agent}/auth.json ]]; then
+      echo "smoke: skipped (no provider credentials for pi: set a provider API key or log in with \`pi\`)"
+      exit 0
+    fi
+    model=${HUB_SMOKE_MODEL:?smoke: set HUB_SMOKE_MODEL to a pi provider/model, e.g. anthropic/claude-haiku-4-5}
+    model_args=(--model "$model")
+    ;;
   *)
-    echo "smoke: unknown HUB_SMOKE_AGENT=$agent (opencode or claude)" >&2
+    echo "smoke: unknown HUB_SMOKE_AGENT=$agent (opencode, claude, codex or pi)" >&2
     exit 2
     ;;
 esac
