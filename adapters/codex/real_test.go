@@ -351,3 +351,22 @@ func TestRealToolKilled(t *testing.T) {
 		t.Errorf("no tool.started: the tool never ran, so nothing was tested")
 	}
 }
+
+// TestRealToolOutlivesTurn: Codex's unified exec returns after its yield
+// time (10 s) with a slow command still running in the background, and the
+// turn completes. The run is ok, the tool call is closed as an error, and
+// the background command dies with the run (realcli.Run checks Leftovers).
+func TestRealToolOutlivesTurn(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, mockllm.Options{}, 1)
+	home := strings.TrimPrefix(s.env[0], "HOME=")
+	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("echo() { sleep 300; builtin echo \"$@\"; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := s.run(t, "Run it. "+string(mockllm.Tool), budget.Limits{Timeout: time.Minute, Grace: 2 * time.Second})
+	wantOK(t, r)
+	started, finished := r.Tool()
+	if started == nil || finished == nil || finished.CallID != started.CallID || finished.Status != events.ToolError {
+		t.Errorf("tool.started %+v, tool.finished %+v: want the still-running call closed as an error", started, finished)
+	}
+}

@@ -16,6 +16,8 @@ package codex
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -63,7 +65,7 @@ type Decoder struct {
 	lastError  string        // the last top-level error that was not a retry notice
 	sawError   bool          // a top-level error or error item came before success
 	abort      *events.Error
-	started    map[string]bool // command/tool item ids already reported as tool.started
+	started    map[string]events.ToolStarted // tool items reported as started and not yet finished, by item id
 	warnedCost bool
 }
 
@@ -74,7 +76,7 @@ func New(opts Options) *Decoder {
 	if opts.Prices == nil {
 		opts.Prices = budget.DefaultPrices()
 	}
-	d := &Decoder{opts: opts, started: map[string]bool{}}
+	d := &Decoder{opts: opts, started: map[string]events.ToolStarted{}}
 	d.setModel(opts.Model)
 	d.total.CostUSD = new(float64)
 	return d
@@ -111,6 +113,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	case "item.started", "item.updated", "item.completed":
 		dst = d.item(dst, typ, root.Get("item"))
 	case "turn.completed":
+		dst = d.unfinished(dst)
 		dst = d.usage(dst, root.Get("usage"))
 		d.turnDone = true
 		if d.sawError && d.failed == nil {
@@ -130,6 +133,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		}
 		d.failed = Classify(msg)
 		d.turnDone = true
+		dst = d.unfinished(dst)
 	case "error":
 		dst = d.topError(dst, root.Get("message").String())
 	default:
@@ -221,9 +225,10 @@ func (d *Decoder) item(dst []events.Body, typ string, it gjson.Result) []events.
 // item.completed).
 func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result) []events.Body {
 	name, toolKind, input := toolShape(kind, it)
-	if !d.started[id] && typ != "item.updated" {
-		d.started[id] = true
-		dst = append(dst, events.ToolStarted{CallID: id, Name: name, Kind: toolKind, Input: input})
+	if _, ok := d.started[id]; !ok && typ != "item.updated" {
+		st := events.ToolStarted{CallID: id, Name: name, Kind: toolKind, Input: input}
+		d.started[id] = st
+		dst = append(dst, st)
 	}
 	if typ != "item.completed" {
 		return dst
@@ -275,6 +280,27 @@ func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result)
 	}
 	fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(output, normalize.DefaultOutputCap)
 	return append(dst, fin)
+}
+
+// unfinished closes the tool calls still open when the turn ends, so that
+// every tool.started has its tool.finished. Codex ends a turn while a
+// command still runs when its unified exec returns after the yield time (10 s
+// in 0.169.0) with the process kept in the background; hub stops such a
+// process with the run.
+func (d *Decoder) unfinished(dst []events.Body) []events.Body {
+	if len(d.started) == 0 {
+		return dst
+	}
+	ids := slices.Sorted(maps.Keys(d.started))
+	for _, id := range ids {
+		st := d.started[id]
+		msg := "codex ended the turn before this tool call finished (a command left running in the background is stopped with the run)"
+		fin := events.ToolFinished{CallID: id, Name: st.Name, Kind: st.Kind, Status: events.ToolError}
+		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(msg, normalize.DefaultOutputCap)
+		dst = append(dst, fin)
+		delete(d.started, id)
+	}
+	return dst
 }
 
 // toolShape names a tool item and gives its kind and input. Codex items carry

@@ -346,3 +346,27 @@ func FuzzDecoder(f *testing.F) {
 		}
 	})
 }
+
+// TestUnfinishedTool: a command Codex left running when the turn ended gets
+// its tool.finished (status error) before the usage of the turn.
+func TestUnfinishedTool(t *testing.T) {
+	d := codex.New(codex.Options{Model: "gpt-5.5"})
+	bodies := decode(d, started, turn,
+		`{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"sleep 40","aggregated_output":"","exit_code":null,"status":"in_progress"}}`,
+		answer, completed)
+	var fin *events.ToolFinished
+	for i, b := range bodies {
+		if f, ok := b.(events.ToolFinished); ok {
+			fin = &f
+			if _, ok := bodies[i+1].(events.Usage); !ok {
+				t.Errorf("event after the closing tool.finished is %T, want the turn's usage", bodies[i+1])
+			}
+		}
+	}
+	if fin == nil || fin.CallID != "item_1" || fin.Status != events.ToolError || fin.Kind != events.ToolShell || !strings.Contains(fin.Output, "before this tool call finished") {
+		t.Errorf("tool.finished = %+v, want item_1 closed as an error", fin)
+	}
+	if more := decode(d, completed); len(more) != 1 {
+		t.Errorf("a second turn end closed the tool again: %+v", more)
+	}
+}
