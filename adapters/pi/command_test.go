@@ -1,0 +1,73 @@
+package pi_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/pi"
+	"github.com/hubcli/hub/events"
+)
+
+// TestCommand: argv always has --print --mode json; the model and session
+// map to pi's flags; a prompt pi would read as an option or a file, or one
+// too long for one argument, goes on stdin; any other is the last argument.
+func TestCommand(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 200<<10)
+	tests := []struct {
+		req   adapters.Request
+		args  string
+		stdin string
+	}{
+		{adapters.Request{Prompt: "hi"}, "--print --mode json hi", ""},
+		{adapters.Request{Prompt: "hi", Model: "mock/mock-model"}, "--print --mode json --provider mock --model mock-model hi", ""},
+		{adapters.Request{Prompt: "hi", Model: "openrouter/anthropic/claude"}, "--print --mode json --provider openrouter --model anthropic/claude hi", ""},
+		{adapters.Request{Prompt: "hi", Model: "sonnet:high"}, "--print --mode json --model sonnet:high hi", ""},
+		{adapters.Request{Prompt: "hi", Resume: "01a2"}, "--print --mode json --session 01a2 hi", ""},
+		{adapters.Request{Prompt: "--help"}, "--print --mode json", "--help"},
+		{adapters.Request{Prompt: "-v"}, "--print --mode json", "-v"},
+		{adapters.Request{Prompt: "@file.md"}, "--print --mode json", "@file.md"},
+		{adapters.Request{Prompt: " -x"}, "--print --mode json  -x", ""},
+		{adapters.Request{Prompt: long}, "--print --mode json", long},
+	}
+	for _, tt := range tests {
+		cmd, err := (&pi.Adapter{}).Command(tt.req, adapters.Install{Path: "/bin/pi"})
+		if err != nil {
+			t.Errorf("Command(%q) error %v", tt.req.Prompt, err)
+			continue
+		}
+		if got := strings.Join(cmd.Args, " "); got != tt.args || string(cmd.Stdin) != tt.stdin || cmd.Path != "/bin/pi" {
+			t.Errorf("Command(%.20q) = args %q stdin %.20q, want %q %.20q", tt.req.Prompt, got, cmd.Stdin, tt.args, tt.stdin)
+		}
+		if tt.stdin == "" && cmd.Stdin != nil {
+			t.Errorf("Command(%q) stdin = %q, want nil (/dev/null)", tt.req.Prompt, cmd.Stdin)
+		}
+	}
+}
+
+func TestCommandRefuses(t *testing.T) {
+	t.Parallel()
+	for prompt, reason := range map[string]events.Reason{
+		"  \n":                                   events.ReasonBadRequest,
+		strings.Repeat("x", pi.MaxPromptBytes+1): events.ReasonPromptTooLarge,
+	} {
+		_, err := (&pi.Adapter{}).Command(adapters.Request{Prompt: prompt}, adapters.Install{Path: "/bin/pi"})
+		var e *events.Error
+		if !errors.As(err, &e) || e.Bin != events.BinInvalidInput || e.Reason != reason {
+			t.Errorf("Command(%d-byte prompt) error = %v, want invalid_input/%s", len(prompt), err, reason)
+		}
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	t.Parallel()
+	ad, err := adapters.Lookup("pi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := ad.Info(); info.Binary != "pi" || info.InstallHint != "npm i -g @mariozechner/pi-coding-agent" || info.MinVersion != pi.MinVersion {
+		t.Errorf("Info() = %+v", info)
+	}
+}
