@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,12 +37,12 @@ const (
 	agentEnd   = `{"type":"agent_end","messages":[]}`
 )
 
-var ts = 1000 // message timestamps, distinct per message
+var ts atomic.Int64 // message timestamps, distinct per message (tests run in parallel)
 
 // assistant is an assistant message_end with the given stop reason, error
 // message and content blocks (JSON array elements).
 func assistant(stopReason, errorMessage string, content ...string) string {
-	ts++
+	n := ts.Add(1)
 	usage := `{"input":800,"output":50,"cacheRead":200,"cacheWrite":0,"totalTokens":1050,"cost":{"input":0.0024,"output":0.00075,"cacheRead":0.00006,"cacheWrite":0,"total":0.00321}}`
 	em := ""
 	if stopReason == "error" || stopReason == "aborted" {
@@ -51,7 +52,7 @@ func assistant(stopReason, errorMessage string, content ...string) string {
 		}
 	}
 	return fmt.Sprintf(`{"type":"message_end","message":{"role":"assistant","content":[%s],"api":"openai-completions","provider":"mock","model":"mock-model","usage":%s,"stopReason":%q,"timestamp":%d,"responseId":"r%d"%s}}`,
-		strings.Join(content, ","), usage, stopReason, ts, ts, em)
+		strings.Join(content, ","), usage, stopReason, n, n, em)
 }
 
 func text(s string) string { return `{"type":"text","text":` + strconv.Quote(s) + `}` }
