@@ -501,7 +501,7 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/v1/models", "", 200, `"id":"mock-model"`},
 		{"GET", "/models", "", 200, `"id":"mock-model"`},
 		{"GET", "/v1/nothing", "", 404, `"error"`},
-		{"POST", "/v1/responses", "{}", 404, `"error"`},
+		{"POST", "/v1/responses", "{}", 200, `"object":"response"`},
 		{"POST", "/v1/messages", "{}", 200, `"type":"message"`},
 		{"POST", "/v1/messages?beta=true", "{}", 200, `"type":"message"`},
 		{"GET", "/v1/messages", "", 405, `"type":"invalid_request_error"`},

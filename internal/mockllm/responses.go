@@ -239,7 +239,7 @@ func writeResponses(ctx context.Context, w http.ResponseWriter, p *pacer, id int
 		added := item
 		switch item.Type {
 		case "reasoning":
-			added.Summary = nil
+			added.Summary = []responsesPart{} // "summary":[], as OpenAI sends it; codex's ResponseItem requires the field
 			if !send(responsesEvent{Type: "response.output_item.added", OutputIndex: index, Item: &added}) ||
 				!send(responsesEvent{Type: "response.output_item.done", OutputIndex: index, Item: &item}) {
 				return
