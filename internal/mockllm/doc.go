@@ -18,9 +18,9 @@
 //
 // Implemented: OpenAI Chat Completions (chat.go), used by opencode and pi;
 // Anthropic Messages (messages.go: /v1/messages and
-// /v1/messages/count_tokens), used by claude.
-// Not yet: OpenAI Responses (/v1/responses, codex); it needs a parse
-// function, a writer and an error table (a wireAPI value) in its own file
-// beside chat.go, and a line in Server.route. The scenarios, usage numbers
-// and tool choice stay shared.
+// /v1/messages/count_tokens), used by claude; OpenAI Responses
+// (responses.go: /v1/responses), used by codex. A new wire API is a parse
+// function, a writer and an error table (a wireAPI value) in its own file,
+// and a line in Server.route; the scenarios, usage numbers and tool choice
+// stay shared.
 package mockllm
