@@ -293,7 +293,7 @@ func TestRealFailFast(t *testing.T) {
 // binary and everything else gone.
 func TestRealIdle(t *testing.T) {
 	t.Parallel()
-	const idle = 6 * time.Second
+	const idle = 8 * time.Second
 	for _, sc := range []mockllm.Scenario{mockllm.Hang, mockllm.Stall} {
 		t.Run(string(sc), func(t *testing.T) {
 			t.Parallel()

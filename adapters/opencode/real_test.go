@@ -6,7 +6,6 @@ package opencode_test
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,11 +20,6 @@ import (
 	"github.com/hubcli/hub/internal/realcli"
 )
 
-// Mock provider prices, USD per million tokens, as configured below.
-const (
-	priceIn, priceOut, priceCacheRead, priceCacheWrite = 3.0, 15.0, 0.3, 3.75
-)
-
 // config is an OpenCode config pointing provider "mock" at the server.
 func config(baseURL string) string {
 	return fmt.Sprintf(`{"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled",
@@ -34,7 +28,7 @@ func config(baseURL string) string {
    "options": {"baseURL": %q, "apiKey": "x"},
    "models": {"mock-model": {"tool_call": true,
      "cost": {"input": %g, "output": %g, "cache_read": %g, "cache_write": %g},
-     "limit": {"context": 128000, "output": 8192}}}}}}`, baseURL+"/v1", priceIn, priceOut, priceCacheRead, priceCacheWrite)
+     "limit": {"context": 128000, "output": 8192}}}}}}`, baseURL+"/v1", realcli.MockPrices.In, realcli.MockPrices.Out, realcli.MockPrices.CacheRead, realcli.MockPrices.CacheWrite)
 }
 
 type realRun struct {
@@ -82,21 +76,6 @@ func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Li
 	return res
 }
 
-func cost(in, out, cacheRead, cacheWrite int64) float64 {
-	return (float64(in)*priceIn + float64(out)*priceOut + float64(cacheRead)*priceCacheRead + float64(cacheWrite)*priceCacheWrite) / 1e6
-}
-
-func checkUsage(t *testing.T, got events.Tokens, in, out, cacheRead int64) {
-	t.Helper()
-	if got.Input != in || got.Output != out || got.CacheRead != cacheRead || got.CacheWrite != 0 {
-		t.Errorf("usage = in %d out %d cache read %d write %d, want %d %d %d 0", got.Input, got.Output, got.CacheRead, got.CacheWrite, in, out, cacheRead)
-	}
-	want := cost(in, out, cacheRead, 0)
-	if got.CostUSD == nil || math.Abs(*got.CostUSD-want) > 1e-9 {
-		t.Errorf("cost = %v, want %.6f", got.CostUSD, want)
-	}
-}
-
 func wantOK(t *testing.T, r realRun, text string) {
 	t.Helper()
 	if !r.Fin.OK {
@@ -120,7 +99,7 @@ func TestRealText(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Say hello. "+string(mockllm.Text), mockllm.Options{}, budget.Limits{})
 	wantOK(t, r, mockllm.TextAnswer)
-	checkUsage(t, r.Fin.Usage, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
+	realcli.CheckReportedUsage(t, r.Fin.Usage, realcli.MockPrices, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
 	if r.Fin.Turns != 1 || r.Fin.ToolCalls != 0 {
 		t.Errorf("turns=%d tool_calls=%d, want 1, 0", r.Fin.Turns, r.Fin.ToolCalls)
 	}
@@ -167,7 +146,7 @@ func TestRealTool(t *testing.T) {
 	if r.Fin.Turns != 2 || r.Fin.ToolCalls != 1 {
 		t.Errorf("turns=%d tool_calls=%d, want 2, 1", r.Fin.Turns, r.Fin.ToolCalls)
 	}
-	checkUsage(t, r.Fin.Usage, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
+	realcli.CheckReportedUsage(t, r.Fin.Usage, realcli.MockPrices, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
 }
 
 func TestRealBigUsage(t *testing.T) {
@@ -186,13 +165,13 @@ func TestRealBigUsage(t *testing.T) {
 	if len(steps) == 0 {
 		t.Fatal("no usage events")
 	}
-	checkUsage(t, steps[0].Step, mockllm.BigPromptTokens-mockllm.BigCachedTokens, mockllm.BigCompletionTokens, mockllm.BigCachedTokens)
+	realcli.CheckReportedUsage(t, steps[0].Step, realcli.MockPrices, mockllm.BigPromptTokens-mockllm.BigCachedTokens, mockllm.BigCompletionTokens, mockllm.BigCachedTokens)
 	var sum events.Tokens
 	sum.CostUSD = new(float64)
 	for _, u := range steps {
 		sum = sum.Add(u.Step)
 	}
-	checkUsage(t, r.Fin.Usage, sum.Input, sum.Output, sum.CacheRead)
+	realcli.CheckReportedUsage(t, r.Fin.Usage, realcli.MockPrices, sum.Input, sum.Output, sum.CacheRead)
 	if r.Fin.Turns != int64(len(steps)) || int64(len(realcli.ModelCalls(r.server))) != r.Fin.Turns {
 		t.Errorf("turns = %d, usage events %d, model calls %d: want all equal", r.Fin.Turns, len(steps), len(realcli.ModelCalls(r.server)))
 	}

@@ -25,11 +25,6 @@ import (
 	"github.com/hubcli/hub/internal/realcli"
 )
 
-// Mock provider prices, USD per million tokens, as models.json says below.
-const (
-	priceIn, priceOut, priceCacheRead, priceCacheWrite = 3.0, 15.0, 0.3, 3.75
-)
-
 // modelsJSON is pi's models.json naming provider "mock" at the server.
 func modelsJSON(baseURL string) string {
 	return fmt.Sprintf(`{"providers": {"mock": {"baseUrl": %q,
@@ -37,7 +32,7 @@ func modelsJSON(baseURL string) string {
   "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
   "models": [{"id": "mock-model", "contextWindow": 128000, "maxTokens": 8192,
     "cost": {"input": %g, "output": %g, "cacheRead": %g, "cacheWrite": %g}}]}}}`,
-		baseURL+"/v1", priceIn, priceOut, priceCacheRead, priceCacheWrite)
+		baseURL+"/v1", realcli.MockPrices.In, realcli.MockPrices.Out, realcli.MockPrices.CacheRead, realcli.MockPrices.CacheWrite)
 }
 
 // Settings for pi's agent directory.
@@ -45,9 +40,12 @@ const (
 	// noRetries turns off pi's auto-retry and the provider SDK's own
 	// retries, so an error scenario ends in about pi's start-up time.
 	noRetries = `{"retry": {"enabled": false, "provider": {"maxRetries": 0}}}`
-	// defaultRetries writes no settings.json: pi's defaults (auto-retry 3
-	// times after 2, 4, 8 s; the OpenAI SDK's 2 retries per attempt).
-	defaultRetries = ""
+	// slowRetries keeps pi's retry machinery as it is by default (auto-retry
+	// 3 times with doubling backoff; the OpenAI SDK's own retries per
+	// attempt) but starts the backoff at 30 s instead of 2 s, so that when
+	// hub stops pi it is certainly backing off, however long Node took to
+	// start on a loaded machine.
+	slowRetries = `{"retry": {"enabled": true, "maxRetries": 3, "baseDelayMs": 30000}}`
 )
 
 // slots bounds how many pi processes the tests run at once. Each run starts
@@ -169,25 +167,6 @@ func write(t *testing.T, path, data string) {
 	}
 }
 
-// cost is what the prices above make of a call's tokens, computed here by
-// hand rather than read back from pi.
-func cost(in, out, cacheRead, cacheWrite int64) float64 {
-	return (float64(in)*priceIn + float64(out)*priceOut + float64(cacheRead)*priceCacheRead + float64(cacheWrite)*priceCacheWrite) / 1e6
-}
-
-// checkUsage: input excludes the cached prompt tokens; the cost is pi's,
-// reported, and equals the models.json prices applied to the tokens.
-func checkUsage(t *testing.T, got events.Tokens, in, out, cacheRead int64) {
-	t.Helper()
-	if got.Input != in || got.Output != out || got.CacheRead != cacheRead || got.CacheWrite != 0 {
-		t.Errorf("usage = in %d out %d cache read %d write %d, want %d %d %d 0", got.Input, got.Output, got.CacheRead, got.CacheWrite, in, out, cacheRead)
-	}
-	want := cost(in, out, cacheRead, 0)
-	if got.CostUSD == nil || math.Abs(*got.CostUSD-want) > 1e-9 {
-		t.Errorf("cost = %v, want %.6f", got.CostUSD, want)
-	}
-}
-
 func wantOK(t *testing.T, r realRun, text string) {
 	t.Helper()
 	if !r.Fin.OK {
@@ -229,7 +208,7 @@ func TestRealText(t *testing.T) {
 	if got := r.text(); got != mockllm.TextAnswer {
 		t.Errorf("text.delta joined = %q, want %q", got, mockllm.TextAnswer)
 	}
-	checkUsage(t, r.Fin.Usage, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
+	realcli.CheckReportedUsage(t, r.Fin.Usage, realcli.MockPrices, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
 	if r.Fin.Turns != 1 || r.Fin.ToolCalls != 0 {
 		t.Errorf("turns=%d tool_calls=%d, want 1, 0", r.Fin.Turns, r.Fin.ToolCalls)
 	}
@@ -285,7 +264,7 @@ func TestRealToolBash(t *testing.T) {
 	if r.Fin.Turns != 2 || r.Fin.ToolCalls != 1 {
 		t.Errorf("turns=%d tool_calls=%d, want 2, 1", r.Fin.Turns, r.Fin.ToolCalls)
 	}
-	checkUsage(t, r.Fin.Usage, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
+	realcli.CheckReportedUsage(t, r.Fin.Usage, realcli.MockPrices, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
 	calls := realcli.ModelCalls(r.server)
 	if len(calls) != 2 || !calls[1].ToolResult {
 		t.Errorf("model calls = %+v, want 2, the second carrying the tool result", calls)
@@ -337,7 +316,7 @@ func TestRealBigUsage(t *testing.T) {
 	r := runReal(t, nil, piRun{prompt: "Big. " + string(mockllm.BigUsage), settings: noRetries})
 	wantOK(t, r, mockllm.TextAnswer)
 	in, out, cached := int64(mockllm.BigPromptTokens-mockllm.BigCachedTokens), int64(mockllm.BigCompletionTokens), int64(mockllm.BigCachedTokens)
-	checkUsage(t, r.Fin.Usage, in, out, cached)
+	realcli.CheckReportedUsage(t, r.Fin.Usage, realcli.MockPrices, in, out, cached)
 	// By hand: 500000·3 + 250000·15 + 1000000·0.3 per million = $5.55.
 	if r.Fin.CostUSD == nil || math.Abs(*r.Fin.CostUSD-5.55) > 1e-9 {
 		t.Errorf("cost_usd = %v, want 5.55", r.Fin.CostUSD)
@@ -464,50 +443,46 @@ func TestRealIdle(t *testing.T) {
 	}
 }
 
-// TestRealDefaultRetriesBounded: with pi's default retries a failing
-// provider keeps pi going for about 20 s (auto-retry after 2, 4 and 8 s,
-// each attempt retried by the SDK too); hub's wall timeout ends the run on
-// time, after pi had started retrying.
-func TestRealDefaultRetriesBounded(t *testing.T) {
+// TestRealRetriesBounded: pi retrying a failing provider (first backoff
+// 30 s) is stopped by hub's wall timeout on time, after pi had started
+// retrying.
+func TestRealRetriesBounded(t *testing.T) {
 	t.Parallel()
-	const timeout = 9 * time.Second
-	r := runReal(t, nil, piRun{prompt: "Fail slowly. " + string(mockllm.ServerError), settings: defaultRetries,
+	const timeout = 25 * time.Second
+	r := runReal(t, nil, piRun{prompt: "Fail slowly. " + string(mockllm.ServerError), settings: slowRetries,
 		limits: budget.Limits{Timeout: timeout, Grace: 2 * time.Second}})
 	realcli.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
 	if r.Took > timeout+5*time.Second {
 		t.Errorf("run took %s, want about %s", r.Took, timeout)
 	}
-	var retries int
-	for _, ev := range r.Events {
-		if n, ok := ev.Body.(events.Notice); ok && n.Kind == events.NoticeRetry {
-			retries++
-		}
-	}
-	if retries == 0 || len(realcli.ModelCalls(r.server)) < 2 {
-		t.Errorf("retry notices = %d, model calls = %d: want pi to have been retrying when hub stopped it", retries, len(realcli.ModelCalls(r.server)))
-	}
-	t.Logf("stopped after %s, %d retry notices, %d model calls", r.Took.Round(time.Millisecond), retries, len(realcli.ModelCalls(r.server)))
+	wantRetrying(t, r)
 }
 
-// TestRealDefaultRetriesIdle: the same bounded by hub's idle timeout. pi is
-// silent while it backs off: about 3.5, 5.5 and 9.5 s between attempts
-// here (2, 4, 8 s plus the SDK's own retries), so an idle timeout of 7 s,
-// longer than pi's start-up, stops it in its third backoff, before it would
-// have given up by itself (auto_retry_end).
-func TestRealDefaultRetriesIdle(t *testing.T) {
+// TestRealRetriesIdle: the same bounded by hub's idle timeout: pi is silent
+// while it backs off (30 s here), so an idle timeout of 14 s, longer than
+// pi's start-up, stops it in its first backoff.
+func TestRealRetriesIdle(t *testing.T) {
 	t.Parallel()
-	const idle = 7 * time.Second
-	r := runReal(t, nil, piRun{prompt: "Fail slowly. " + string(mockllm.Overloaded), settings: defaultRetries,
+	const idle = 14 * time.Second
+	r := runReal(t, nil, piRun{prompt: "Fail slowly. " + string(mockllm.Overloaded), settings: slowRetries,
 		limits: budget.Limits{IdleTimeout: idle, Timeout: time.Minute, Grace: 2 * time.Second}})
 	realcli.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+	wantRetrying(t, r)
+}
+
+// wantRetrying: hub stopped pi after it had announced a retry and the model
+// had been called more than once.
+func wantRetrying(t *testing.T, r realRun) {
+	t.Helper()
 	var retries int
 	for _, ev := range r.Events {
 		if n, ok := ev.Body.(events.Notice); ok && n.Kind == events.NoticeRetry {
 			retries++
 		}
 	}
-	if retries < 1 || len(realcli.ModelCalls(r.server)) < 2 {
-		t.Errorf("retry notices = %d, model calls = %d: want pi to have been retrying when hub stopped it", retries, len(realcli.ModelCalls(r.server)))
+	calls := len(realcli.ModelCalls(r.server))
+	if retries < 1 || calls < 2 {
+		t.Errorf("retry notices = %d, model calls = %d: want pi to have been retrying when hub stopped it", retries, calls)
 	}
-	t.Logf("stopped after %s, %d retry notices, %d model calls", r.Took.Round(time.Millisecond), retries, len(realcli.ModelCalls(r.server)))
+	t.Logf("stopped after %s, %d retry notices, %d model calls", r.Took.Round(time.Millisecond), retries, calls)
 }

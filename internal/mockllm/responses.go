@@ -88,14 +88,12 @@ func parseResponses(body []byte) (call, error) {
 
 // responsesErrors are the failing scenarios as HTTP errors. [Overflow] is not
 // here: the Responses API reports it inside the stream, as response.failed
-// with code context_length_exceeded (see responsesOverflow).
+// with code context_length_exceeded (see writeResponses).
 var responsesErrors = map[Scenario]chatError{
-	Unauthorized: {http.StatusUnauthorized,
-		`{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
-	RateLimited: {http.StatusTooManyRequests,
-		`{"error":{"message":"Rate limit reached for requests","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
-	ServerError: {http.StatusInternalServerError,
-		`{"error":{"message":"The server had an error while processing your request","type":"server_error","param":null,"code":null}}`},
+	Unauthorized: chatErrors[Unauthorized],
+	RateLimited:  chatErrors[RateLimited],
+	ServerError:  chatErrors[ServerError],
+	// Codex reads error.code: "server_is_overloaded" is OpenAI's code here.
 	Overloaded: {http.StatusServiceUnavailable,
 		`{"error":{"message":"The server is overloaded","type":"server_error","param":null,"code":"server_is_overloaded"}}`},
 }

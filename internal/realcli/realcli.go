@@ -6,6 +6,7 @@ package realcli
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -192,4 +193,31 @@ func FirstUserText(calls []mockllm.Request) string {
 		return "(no call)"
 	}
 	return calls[0].UserText
+}
+
+// Prices is a mock model's price in USD per million tokens, as a test writes
+// it into an agent's own config (OpenCode's provider config, pi's
+// models.json), so that the cost the agent reports can be checked by hand.
+type Prices struct{ In, Out, CacheRead, CacheWrite float64 }
+
+// MockPrices are the prices the real-CLI tests configure for "mock-model".
+var MockPrices = Prices{In: 3, Out: 15, CacheRead: 0.3, CacheWrite: 3.75}
+
+// Cost is what p makes of the token counts, in USD.
+func (p Prices) Cost(in, out, cacheRead, cacheWrite int64) float64 {
+	return (float64(in)*p.In + float64(out)*p.Out + float64(cacheRead)*p.CacheRead + float64(cacheWrite)*p.CacheWrite) / 1e6
+}
+
+// CheckReportedUsage fails t unless got has these input (cache excluded),
+// output and cache-read tokens, no cache writes, and a cost equal to p
+// applied to them.
+func CheckReportedUsage(t testing.TB, got events.Tokens, p Prices, in, out, cacheRead int64) {
+	t.Helper()
+	if got.Input != in || got.Output != out || got.CacheRead != cacheRead || got.CacheWrite != 0 {
+		t.Errorf("usage = in %d out %d cache read %d write %d, want %d %d %d 0", got.Input, got.Output, got.CacheRead, got.CacheWrite, in, out, cacheRead)
+	}
+	want := p.Cost(in, out, cacheRead, 0)
+	if got.CostUSD == nil || math.Abs(*got.CostUSD-want) > 1e-9 {
+		t.Errorf("cost = %v, want %.6f", got.CostUSD, want)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hubcli/hub/events"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -96,6 +97,24 @@ func ValidateStream(stream []byte) error {
 		last := i == len(lines)-1
 		if (head.Type == "run.finished") != last {
 			return fmt.Errorf("line %d: type %s; run.finished must be exactly the last event", i+1, head.Type)
+		}
+	}
+	return nil
+}
+
+// ValidateBodies encodes each body as an event of agent (seq = its index,
+// a fixed time and run id) and validates it with ValidateLine. It returns the
+// first failure, naming the body's Go type: decoder tests and fuzz targets
+// use it to check that whatever a decoder emits is valid hub.event/v1.
+func ValidateBodies(agent string, bodies []events.Body) error {
+	for i, b := range bodies {
+		ev := events.Event{Seq: int64(i), TS: time.Unix(0, 0).UTC(), RunID: "run_test", Agent: agent, Body: b}
+		enc, err := ev.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("body %d: MarshalJSON(%T): %w", i, b, err)
+		}
+		if err := ValidateLine(enc); err != nil {
+			return fmt.Errorf("body %d (%T): %w", i, b, err)
 		}
 	}
 	return nil

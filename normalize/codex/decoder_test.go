@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -331,15 +330,10 @@ func FuzzDecoder(f *testing.F) {
 		bodies = d.Decode(bodies, line)
 		o := d.Outcome(exit(0))
 		bodies = append(bodies, events.RunFinished{OK: o.OK, Error: o.Error, Text: o.Text, CostSource: events.CostUnknown})
-		for i, b := range bodies {
-			ev := events.Event{Seq: int64(i), TS: time.Unix(0, 0), RunID: "r", Agent: "codex", Body: b}
-			enc, err := ev.MarshalJSON()
-			if err != nil {
-				t.Fatalf("MarshalJSON(%T): %v", b, err)
-			}
-			if err := schematest.ValidateLine(enc); err != nil {
-				t.Fatalf("%v", err)
-			}
+		if err := schematest.ValidateBodies("codex", bodies); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bodies {
 			if u, ok := b.(events.Usage); ok && (u.Step.Input < 0 || u.Step.Output < 0 || u.Step.CacheRead < 0) {
 				t.Fatalf("negative tokens: %+v", u)
 			}

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -191,15 +190,8 @@ func FuzzDecoder(f *testing.F) {
 		bodies = d.Decode(bodies, line)
 		o := d.Outcome(exit(0))
 		bodies = append(bodies, events.RunFinished{OK: o.OK, Error: o.Error, Text: o.Text, CostSource: events.CostUnknown})
-		for i, b := range bodies {
-			ev := events.Event{Seq: int64(i), TS: time.Unix(0, 0), RunID: "r", Agent: "opencode", Body: b}
-			enc, err := ev.MarshalJSON()
-			if err != nil {
-				t.Fatalf("MarshalJSON(%T): %v", b, err)
-			}
-			if err := schematest.ValidateLine(enc); err != nil {
-				t.Fatalf("%v", err)
-			}
+		if err := schematest.ValidateBodies("opencode", bodies); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

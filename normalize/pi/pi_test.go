@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -422,15 +421,8 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("Outcome not ok without an error")
 		}
 		bodies = append(bodies, events.RunFinished{OK: o.OK, Error: o.Error, Text: o.Text, CostSource: events.CostUnknown})
-		for i, b := range bodies {
-			ev := events.Event{Seq: int64(i), TS: time.Unix(0, 0), RunID: "r", Agent: "pi", Body: b}
-			enc, err := ev.MarshalJSON()
-			if err != nil {
-				t.Fatalf("MarshalJSON(%T): %v", b, err)
-			}
-			if err := schematest.ValidateLine(enc); err != nil {
-				t.Fatalf("%v", err)
-			}
+		if err := schematest.ValidateBodies("pi", bodies); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
