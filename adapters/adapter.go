@@ -36,6 +36,9 @@ type Info struct {
 	Package     string // npm package that provides it
 	MinVersion  string // oldest version hub supports
 	InstallHint string // the command that installs it
+	// ReportsCost says the agent reports its own cost, so hub's price
+	// table (Request.Prices) is not used for it.
+	ReportsCost bool
 }
 
 // Install is a detected agent binary.

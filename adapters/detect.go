@@ -24,9 +24,14 @@ type VersionProbe struct {
 	Info Info
 	// Args are the arguments that print the version; default "--version".
 	Args []string
-	// Timeout bounds the version command; default 15 s.
+	// Timeout bounds the version command; default DefaultProbeTimeout.
 	Timeout time.Duration
 }
+
+// DefaultProbeTimeout bounds a version command. `pi --version` (Node) takes
+// about 2 s on an idle 2-core machine and was seen to take over 15 s with
+// both cores busy; the run's own --timeout still bounds the probe.
+const DefaultProbeTimeout = 45 * time.Second
 
 // versionRe finds the first dotted version number in --version output.
 var versionRe = regexp.MustCompile(`v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?)`)
@@ -37,7 +42,8 @@ var versionRe = regexp.MustCompile(`v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?)`)
 // number it prints on stdout or, failing that, stderr. Errors are
 // *events.Error: not_installed/not_found, not_installed/not_executable,
 // unsupported_version/unparseable or unsupported_version/too_old, each with an
-// install or upgrade hint.
+// install or upgrade hint; timeout/idle (retryable) when the command prints
+// no version within the timeout.
 func (p VersionProbe) Detect(ctx context.Context, bin string) (Install, error) {
 	path, err := p.Find(bin)
 	if err != nil {
@@ -113,7 +119,7 @@ func (p VersionProbe) args() []string {
 func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	timeout := p.Timeout
 	if timeout <= 0 {
-		timeout = 15 * time.Second
+		timeout = DefaultProbeTimeout
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -146,9 +152,10 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 			return "", events.NewError(events.BinCancelled, events.ReasonCaller,
 				"nothing to do if you meant to stop it; run again to retry", "cancelled while probing %s", path)
 		}
-		return "", events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable,
-			"run `"+path+" "+strings.Join(p.args(), " ")+"` by hand to see why it hangs, or pass another --bin",
-			"%s %s did not answer within %s", path, strings.Join(p.args(), " "), timeout)
+		// Most likely an overloaded machine (retryable), else not the agent.
+		return "", events.NewError(events.BinTimeout, events.ReasonIdle,
+			"retry when the machine is less busy; if it repeats, run `"+path+" "+strings.Join(p.args(), " ")+"` by hand to see why it hangs, or pass another --bin",
+			"%s %s printed no version within %s", path, strings.Join(p.args(), " "), timeout)
 	}
 	g.Reap(time.Second)
 	out := stdout.String()

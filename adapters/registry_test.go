@@ -2,10 +2,15 @@ package adapters_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 )
 
@@ -44,5 +49,24 @@ func TestRegistry(t *testing.T) {
 			}()
 			adapters.Register(named(name))
 		}()
+	}
+}
+
+// TestProbeTimeout: a version command that prints nothing in time is
+// timeout/idle (retryable: an overloaded machine), not an unsupported
+// version, and is killed.
+func TestProbeTimeout(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "agent")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := adapters.VersionProbe{Info: adapters.Info{Binary: "agent"}, Timeout: 300 * time.Millisecond}.Detect(t.Context(), bin)
+	var e *events.Error
+	if !errors.As(err, &e) || e.Bin != events.BinTimeout || e.Reason != events.ReasonIdle || !e.Retryable {
+		t.Fatalf("err = %#v, want retryable timeout/idle", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("probe took %s, want about its 300ms timeout", took)
 	}
 }

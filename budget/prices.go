@@ -177,9 +177,18 @@ func (t *PriceTable) Lookup(model string) (Price, bool) {
 	return Price{}, false
 }
 
-// priceFile is the JSON form ReadPrices reads.
+// priceFile is the JSON form ReadPrices reads. The prices are pointers so
+// that a missing one is an error, not a price of 0.
 type priceFile struct {
-	Prices []Price `json:"prices"`
+	Prices []struct {
+		Model       string   `json:"model"`
+		Input       *float64 `json:"input"`
+		CachedInput *float64 `json:"cached_input"`
+		CacheWrite  *float64 `json:"cache_write"`
+		Output      *float64 `json:"output"`
+		Source      string   `json:"source"`
+		AsOf        string   `json:"as_of"`
+	} `json:"prices"`
 }
 
 // ReadPrices reads price rows from JSON of the form
@@ -187,10 +196,11 @@ type priceFile struct {
 //	{"prices": [{"model": "gpt-5.5", "input": 5, "cached_input": 0.5,
 //	             "output": 30, "source": "my contract", "as_of": "2026-11-30"}]}
 //
-// in USD per million tokens. Unknown fields are an error (a misspelt
-// "cached_input" must not silently price cache reads at 0). A row without a
-// source gets source; as_of is required. The rows are checked as
-// NewPriceTable checks them.
+// in USD per million tokens; "cache_write" is optional (default: the input
+// price). Errors name source: unknown fields (a misspelt "cached_input" must
+// not price cache reads at 0), a missing input, cached_input or output,
+// anything after the object, and rows NewPriceTable would refuse. A row
+// without a source gets source; as_of is required.
 func ReadPrices(r io.Reader, source string) ([]Price, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -198,15 +208,25 @@ func ReadPrices(r io.Reader, source string) ([]Price, error) {
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("price table %s: %w", source, err)
 	}
-	for i := range f.Prices {
-		if f.Prices[i].Source == "" {
-			f.Prices[i].Source = source
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("price table %s: more than one JSON value", source)
+	}
+	rows := make([]Price, 0, len(f.Prices))
+	for i, in := range f.Prices {
+		if in.Input == nil || in.CachedInput == nil || in.Output == nil {
+			return nil, fmt.Errorf("price table %s: row %d (%s): input, cached_input and output are all required", source, i+1, in.Model)
 		}
-		if err := f.Prices[i].check(); err != nil {
+		p := Price{Model: in.Model, Input: *in.Input, CachedInput: *in.CachedInput, CacheWrite: in.CacheWrite,
+			Output: *in.Output, Source: in.Source, AsOf: in.AsOf}
+		if p.Source == "" {
+			p.Source = source
+		}
+		if err := p.check(); err != nil {
 			return nil, fmt.Errorf("price table %s: row %d: %w", source, i+1, err)
 		}
+		rows = append(rows, p)
 	}
-	return f.Prices, nil
+	return rows, nil
 }
 
 // UserPricesFile is where a user's own price rows live, relative to the

@@ -110,6 +110,10 @@ func TestReadPricesErrors(t *testing.T) {
 		"negative":      `{"prices":[{"model":"m","input":-1,"cached_input":0.1,"output":2,"as_of":"2026-11-01"}]}`,
 		"no model":      `{"prices":[{"input":1,"cached_input":0.1,"output":2,"as_of":"2026-11-01"}]}`,
 		"not json":      `prices: []`,
+		"no cached":     `{"prices":[{"model":"m","input":1,"output":2,"as_of":"2026-11-01"}]}`,
+		"no output":     `{"prices":[{"model":"m","input":1,"cached_input":0.1,"as_of":"2026-11-01"}]}`,
+		"two values":    `{"prices":[]} {"prices":[{"model":"m","input":-5}]}`,
+		"huge":          `{"prices":[{"model":"m","input":1e400,"cached_input":0.1,"output":2,"as_of":"2026-11-01"}]}`,
 	} {
 		if _, err := budget.ReadPrices(strings.NewReader(in), "f.json"); err == nil || !strings.Contains(err.Error(), "f.json") {
 			t.Errorf("%s: err = %v, want an error naming the file", name, err)

@@ -34,6 +34,7 @@ var info = adapters.Info{
 	Package:     "@anthropic-ai/claude-code",
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g @anthropic-ai/claude-code",
+	ReportsCost: true,
 }
 
 // Name implements adapters.Adapter.

@@ -11,11 +11,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 	cxnorm "github.com/hubcli/hub/normalize/codex"
 )
@@ -29,6 +32,20 @@ const MinVersion = "0.169.0"
 
 // MaxPromptBytes is the largest prompt hub sends to Codex: 16 MiB.
 const MaxPromptBytes = 16 << 20
+
+// MaxPromptChars is the most characters Codex 0.169.0 accepts in one user
+// input (it fails with input_too_large above 1,048,576).
+const MaxPromptChars = 1 << 20
+
+// sessionID is the form of Codex's session (thread) ids: a UUID.
+var sessionID = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// retryOverrides bound Codex's connection retries: by default (feature
+// unbounded_connection_retries) it retries a refused or unresolvable
+// connection forever, silently after the first few attempts. They are passed
+// with -c and override the user's config for this run only; nothing is
+// written to it.
+var retryOverrides = []string{"-c", "features.unbounded_connection_retries=false"}
 
 // Adapter runs Codex. The zero value is ready to use.
 type Adapter struct{}
@@ -58,19 +75,32 @@ func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error
 
 // Command implements adapters.Adapter. The argv is
 //
-//	codex exec --json --skip-git-repo-check [--model=M] -
-//	codex exec --json --skip-git-repo-check [--model=M] resume SESSION -
+//	codex exec --json --skip-git-repo-check -c features.unbounded_connection_retries=false [--model=M] -
+//	codex exec … [--model=M] resume -- SESSION -
 //
 // and the prompt goes on stdin ("-"), which hub then closes: byte for byte,
 // with no argv length limit, and never read as a flag. Codex keeps reading an
 // open stdin, so it must be closed (Command.Stdin does that). Nothing is
-// written to the user's Codex config. A prompt over MaxPromptBytes is
-// invalid_input/prompt_too_large; an empty one invalid_input/bad_request.
+// written to the user's Codex config. Errors: a prompt over MaxPromptBytes
+// or MaxPromptChars is invalid_input/prompt_too_large, an empty one
+// invalid_input/bad_request; a Resume that is not a UUID is
+// invalid_input/bad_session (Codex would read it as a thread name and, when
+// no thread has that name, silently start a new session).
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
 	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
 		return adapters.Command{}, err
 	}
-	args := []string{"exec", "--json", "--skip-git-repo-check"}
+	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {
+		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
+			"put the material in files in the working directory and refer to them in a short prompt",
+			"prompt is %d characters; codex accepts at most %d", n, MaxPromptChars)
+	}
+	if req.Resume != "" && !sessionID.MatchString(req.Resume) {
+		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadSession,
+			"pass the session_id of an earlier codex run (a UUID such as 01a22aff-1a95-7700-bf1c-36219f65fb8a)",
+			"--resume %q is not a codex session id (a UUID); hub does not resume codex sessions by thread name", req.Resume)
+	}
+	args := append([]string{"exec", "--json", "--skip-git-repo-check"}, retryOverrides...)
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
@@ -91,7 +121,7 @@ func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
 	if model == "" {
 		model = ConfigModel(req.Env)
 	}
-	return cxnorm.New(cxnorm.Options{Model: model, Prices: req.Prices, Resumed: req.Resume != "", FailFast: !req.NoFailFast})
+	return cxnorm.New(cxnorm.Options{Model: model, Prices: req.Prices, Resume: req.Resume, FailFast: !req.NoFailFast})
 }
 
 // ConfigModel returns the model Codex will use when hub passes none: the

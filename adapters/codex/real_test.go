@@ -322,15 +322,19 @@ func TestRealResume(t *testing.T) {
 	}
 	wantUsage(t, second, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CachedTokens, 2*mockllm.CompletionTokens)
 	flagged := false
-	for _, n := range second.notices(events.NoticeUnknownEvent) {
+	for _, n := range second.notices(events.NoticeCostUnknown) {
 		flagged = flagged || strings.Contains(n.Message, "resumed session")
 	}
 	if !flagged {
 		t.Error("no notice that a resumed run's usage includes earlier turns")
 	}
 
-	bad := s.run(t, "Third. "+string(mockllm.Text), budget.Limits{}, func(req *adapters.Request) { req.Resume = "00000000-0000-0000-0000-000000000000" })
-	realcli.WantErr(t, bad.Fin, events.BinInvalidInput, events.ReasonBadSession, 0)
+	// An unknown id, and one that is not a UUID (codex would take it for a
+	// thread name and silently start a new session).
+	for _, id := range []string{"00000000-0000-0000-0000-000000000000", "no-such-thread"} {
+		bad := s.run(t, "Third. "+string(mockllm.Text), budget.Limits{}, func(req *adapters.Request) { req.Resume = id })
+		realcli.WantErr(t, bad.Fin, events.BinInvalidInput, events.ReasonBadSession, 0)
+	}
 }
 
 // TestRealToolKilled: Codex runs its shell tool in a process group of its

@@ -35,6 +35,7 @@ var info = adapters.Info{
 	Package:     "opencode-ai",
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g opencode-ai",
+	ReportsCost: true,
 }
 
 // Name implements adapters.Adapter.

@@ -49,14 +49,26 @@ func TestCommand(t *testing.T) {
 
 func TestCommandRefuses(t *testing.T) {
 	t.Parallel()
-	for prompt, reason := range map[string]events.Reason{
-		"  \n":                                   events.ReasonBadRequest,
-		strings.Repeat("x", pi.MaxPromptBytes+1): events.ReasonPromptTooLarge,
-	} {
-		_, err := (&pi.Adapter{}).Command(adapters.Request{Prompt: prompt}, adapters.Install{Path: "/bin/pi"})
+	tests := []struct {
+		name   string
+		req    adapters.Request
+		reason events.Reason
+	}{
+		{"blank prompt", adapters.Request{Prompt: "  \n"}, events.ReasonBadRequest},
+		{"huge prompt", adapters.Request{Prompt: strings.Repeat("x", pi.MaxPromptBytes+1)}, events.ReasonPromptTooLarge},
+		{"model without provider", adapters.Request{Prompt: "hi", Model: "/mock-model"}, events.ReasonBadModel},
+		{"provider without model", adapters.Request{Prompt: "hi", Model: "mock/"}, events.ReasonBadModel},
+		// pi opens (and writes) a --session value with a '/' or .jsonl as a file.
+		{"session file path", adapters.Request{Prompt: "hi", Resume: "/var/tmp/victim.txt"}, events.ReasonBadSession},
+		{"relative path", adapters.Request{Prompt: "hi", Resume: "../../etc/passwd"}, events.ReasonBadSession},
+		{"jsonl file", adapters.Request{Prompt: "hi", Resume: "s.jsonl"}, events.ReasonBadSession},
+		{"flag", adapters.Request{Prompt: "hi", Resume: "-rf"}, events.ReasonBadSession},
+	}
+	for _, tt := range tests {
+		_, err := (&pi.Adapter{}).Command(tt.req, adapters.Install{Path: "/bin/pi"})
 		var e *events.Error
-		if !errors.As(err, &e) || e.Bin != events.BinInvalidInput || e.Reason != reason {
-			t.Errorf("Command(%d-byte prompt) error = %v, want invalid_input/%s", len(prompt), err, reason)
+		if !errors.As(err, &e) || e.Bin != events.BinInvalidInput || e.Reason != tt.reason || e.Hint == "" {
+			t.Errorf("%s: error = %v, want invalid_input/%s with a hint", tt.name, err, tt.reason)
 		}
 	}
 }

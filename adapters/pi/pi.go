@@ -5,9 +5,11 @@ package pi
 
 import (
 	"context"
+	"regexp"
 	"strings"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 	pinorm "github.com/hubcli/hub/normalize/pi"
 )
@@ -42,6 +44,7 @@ var info = adapters.Info{
 	Package:     "@mariozechner/pi-coding-agent",
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g @mariozechner/pi-coding-agent",
+	ReportsCost: true,
 }
 
 // Name implements adapters.Adapter.
@@ -74,17 +77,31 @@ func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error
 // on stdin instead, which hub then closes: pi reads a piped stdin in print
 // mode and sends it as the prompt, with its leading and trailing whitespace
 // trimmed (its readPipedStdin). Any other prompt is the last argument, byte
-// for byte, and stdin is /dev/null. A prompt over MaxPromptBytes is refused as
-// invalid_input/prompt_too_large; an empty one as invalid_input/bad_request.
+// for byte, and stdin is /dev/null.
+//
+// Errors: a prompt over MaxPromptBytes is invalid_input/prompt_too_large, an
+// empty one invalid_input/bad_request; a model "/m" or "p/" is
+// invalid_input/bad_model; a Resume that is not id-shaped is
+// invalid_input/bad_session.
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
 	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
 		return adapters.Command{}, err
 	}
 	args := []string{"--print", "--mode", "json"}
-	if provider, model, ok := strings.Cut(req.Model, "/"); ok && provider != "" && model != "" {
+	if provider, model, ok := strings.Cut(req.Model, "/"); ok {
+		if provider == "" || model == "" {
+			return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadModel,
+				"pass --model provider/model, e.g. anthropic/claude-haiku-4-5 (`pi --list-models`)",
+				"--model %q: want provider/model with both parts", req.Model)
+		}
 		args = append(args, "--provider", provider, "--model", model)
 	} else if req.Model != "" {
 		args = append(args, "--model", req.Model)
+	}
+	if req.Resume != "" && !sessionID.MatchString(req.Resume) {
+		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadSession,
+			"pass the session_id of an earlier pi run (run.finished.session_id)",
+			"--resume %q is not a pi session id (letters, digits, '-' and '_'); hub does not pass session file paths to pi", req.Resume)
 	}
 	if req.Resume != "" {
 		args = append(args, "--session", req.Resume)
@@ -97,6 +114,10 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	}
 	return cmd, nil
 }
+
+// sessionID is what hub passes to pi's --session: a session id (a UUID) or a
+// prefix of one. Anything else pi would read as a file path.
+var sessionID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
 // argSafe reports whether pi's argument parser reads prompt as a message.
 func argSafe(prompt string) bool {

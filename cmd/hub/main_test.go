@@ -387,6 +387,25 @@ echo '{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tok
 	if got := cost(); got != "3 estimated" {
 		t.Errorf("user price file: cost %s, want 3 estimated", got)
 	}
+	// A broken user price file stops codex runs (their cost would be
+	// wrong), not runs of agents that report their own cost.
+	good, err := os.ReadFile(filepath.Join(cfg, "hub", "prices.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "hub", "prices.json"), []byte("{broken"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := hub(t, "", "run", "--agent", "codex", "--bin", bin, "x"); code != 2 || !strings.Contains(stderr, "prices.json") {
+		t.Errorf("codex with a broken price file: exit %d, stderr %q; want 2 naming the file", code, stderr)
+	}
+	oc := fakeAgent(t, okBody)
+	if code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", oc, "--output", "json", "x"); code != 0 {
+		t.Errorf("opencode with a broken price file: exit %d (%s), want 0", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "hub", "prices.json"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	flag := filepath.Join(dir, "flag.json")
 	if err := os.WriteFile(flag, fmt.Appendf(nil, row, 10, 20), 0o644); err != nil {
 		t.Fatal(err)

@@ -117,11 +117,15 @@ func runAction(c *cli.Context) error {
 		MaxLine:    c.Int("max-line"),
 		NoFailFast: c.Bool("no-fail-fast"),
 	}
-	prices, err := loadPrices(c.String("prices"))
-	if err != nil {
-		return usagef("run: %v", err)
+	// Agents that report their own cost do not use the price table: a broken
+	// price file in the config directory must not stop them.
+	if ad, _ := adapters.Lookup(agent); !ad.Info().ReportsCost || c.IsSet("prices") {
+		prices, err := loadPrices(c.String("prices"))
+		if err != nil {
+			return usagef("run: %v", err)
+		}
+		req.Prices = prices
 	}
-	req.Prices = prices
 	if req.Cwd != "" {
 		if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
 			return usagef("run: --cwd %s is not a directory", req.Cwd)

@@ -35,9 +35,10 @@ type Options struct {
 	Model string
 	// Prices prices Codex's token counts; nil means budget.DefaultPrices().
 	Prices *budget.PriceTable
-	// Resumed says the run resumes an earlier session: Codex then reports
-	// usage that includes the session's earlier turns (see Decoder).
-	Resumed bool
+	// Resume is the session id the run resumes, "" for a new session. Codex
+	// then reports usage that includes the session's earlier turns (see
+	// Decoder), and a thread.started naming another session is an error.
+	Resume string
 	// FailFast stops a Codex that retries a 401 or 403 (SPEC §4).
 	FailFast bool
 }
@@ -107,6 +108,10 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		if id := root.Get("thread_id").String(); id != "" && d.threadID == "" {
 			d.threadID = id
 			dst = append(dst, events.SessionStarted{SessionID: id, Model: d.modelPtr()})
+			if r := d.opts.Resume; r != "" && !strings.EqualFold(id, r) && d.abort == nil {
+				d.abort = events.NewError(events.BinInvalidInput, events.ReasonBadSession, hintSession,
+					"asked to resume codex session %s, but codex started session %s: the earlier conversation is not in this run", r, id)
+			}
 		}
 	case "turn.started":
 		d.turnDone = false
@@ -396,9 +401,9 @@ func (d *Decoder) usage(dst []events.Body, u gjson.Result) []events.Body {
 		source = events.CostUnknown
 	}
 	d.total = d.total.Add(step)
-	if first && d.opts.Resumed {
-		dst = append(dst, events.Notice{Kind: events.NoticeUnknownEvent,
-			Message: "codex reports a resumed session's usage as the session's running total: this run's usage includes its earlier turns"})
+	if first && d.opts.Resume != "" {
+		dst = append(dst, events.Notice{Kind: events.NoticeCostUnknown,
+			Message: "codex reports a resumed session's usage as the session's running total: this run's own tokens and cost cannot be told apart from the earlier turns', which the figures include (an upper bound)"})
 	}
 	if !d.priced && !d.warnedCost {
 		d.warnedCost = true

@@ -138,14 +138,31 @@ func TestReroute(t *testing.T) {
 }
 
 func TestResumedNotice(t *testing.T) {
-	d := codex.New(codex.Options{Model: "gpt-5.5", Resumed: true})
+	d := codex.New(codex.Options{Model: "gpt-5.5", Resume: "t1"})
 	bodies := decode(d, started, completed)
 	found := false
-	for _, n := range notices(bodies, events.NoticeUnknownEvent) {
+	for _, n := range notices(bodies, events.NoticeCostUnknown) {
 		found = found || strings.Contains(n.Message, "resumed session")
 	}
 	if !found {
 		t.Error("no notice that a resumed session's usage includes earlier turns")
+	}
+	if d.Status().Abort != nil {
+		t.Errorf("abort %v for the session asked for", d.Status().Abort)
+	}
+}
+
+// TestResumedOtherSession: Codex starting another session than the one to
+// resume (it reads an unknown name as a new thread) stops the run.
+func TestResumedOtherSession(t *testing.T) {
+	d := codex.New(codex.Options{Resume: "01a22aff-1a95-7700-bf1c-36219f65fb8a"})
+	decode(d, started)
+	a := d.Status().Abort
+	if a == nil || a.Bin != events.BinInvalidInput || a.Reason != events.ReasonBadSession {
+		t.Fatalf("abort = %+v, want invalid_input/bad_session", a)
+	}
+	if o := d.Outcome(normalize.End{Signal: "SIGTERM", Stopped: true}); o.OK || o.Error.Reason != events.ReasonBadSession {
+		t.Errorf("outcome = %+v", o)
 	}
 }
 
@@ -325,7 +342,7 @@ func FuzzDecoder(f *testing.F) {
 		if !gjson.ValidBytes(line) {
 			return // the runner never hands a decoder invalid JSON
 		}
-		d := codex.New(codex.Options{Model: "gpt-5.5", FailFast: true, Resumed: true})
+		d := codex.New(codex.Options{Model: "gpt-5.5", FailFast: true, Resume: "t1"})
 		bodies := d.Decode(nil, line)
 		bodies = d.Decode(bodies, line)
 		o := d.Outcome(exit(0))

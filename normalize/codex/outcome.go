@@ -41,6 +41,8 @@ type rule struct {
 var rules = []rule{
 	{[]string{"ran out of room in the model's context window", "context_length_exceeded",
 		"exceeds the context window"}, events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow},
+	{[]string{"input_too_large", "exceeds the maximum length"}, events.BinInvalidInput, events.ReasonPromptTooLarge,
+		"put the material in files in the working directory and refer to them in a short prompt"},
 	{[]string{"unexpected status 401", "unexpected status 403", "invalid_api_key", "incorrect api key"},
 		events.BinUnavailable, events.ReasonAuth, hintAuth},
 	{[]string{"missing environment variable"}, events.BinUnavailable, events.ReasonNotConfigured, hintConfig},

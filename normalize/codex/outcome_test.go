@@ -24,6 +24,9 @@ func TestClassifyRows(t *testing.T) {
 			events.BinInvalidInput, events.ReasonContextOverflow, 0, 0},
 		{"Your input exceeds the context window of this model. Please adjust your input and try again.",
 			events.BinInvalidInput, events.ReasonContextOverflow, 0, 0},
+		// prompt too large
+		{`{"error":{"message":"Input exceeds the maximum length of 1048576 characters.","input_error_code":"input_too_large"}}`,
+			events.BinInvalidInput, events.ReasonPromptTooLarge, 0, 0},
 		// auth
 		{"unexpected status 401 Unauthorized: Incorrect API key provided, url: http://127.0.0.1:1/v1/responses, request id: req_mock_5",
 			events.BinUnavailable, events.ReasonAuth, 401, 0},
@@ -90,7 +93,7 @@ func TestClassifyRows(t *testing.T) {
 // TestClassifyRows classifies as, so no row is dead.
 func TestRulesAllReached(t *testing.T) {
 	samples := []string{
-		"ran out of room in the model's context window", "unexpected status 401", "Missing environment variable: X",
+		"ran out of room in the model's context window", "input_too_large", "unexpected status 401", "Missing environment variable: X",
 		"usage limit", "last status: 429", "at capacity", "high demand", "Connection failed",
 		"model_not_found", "no rollout found for thread id x", "unexpected status 400",
 	}

@@ -96,7 +96,7 @@ var overflowRe = regexp.MustCompile(`(?i)input token count.*exceeds the maximum|
 const (
 	hintAuth     = "check the provider's API key: its environment variable (e.g. OPENAI_API_KEY), `pi` then /login, or apiKey in models.json under PI_CODING_AGENT_DIR (default ~/.pi/agent)"
 	hintConfig   = "configure a provider for pi: set its API key variable (e.g. ANTHROPIC_API_KEY), run `pi` and /login, or add it to models.json under PI_CODING_AGENT_DIR"
-	hintModel    = "pass --model provider/model naming a model pi knows (`pi --list-models`)"
+	hintModel    = "pass --model provider/model naming a model pi knows (`pi --list-models`; custom providers are defined in models.json under PI_CODING_AGENT_DIR)"
 	hintSession  = "pass a session id pi knows (run.finished.session_id of an earlier run in the same directory)"
 	hintQuota    = "check the provider account's billing and quota"
 	hintRate     = "wait and retry, or lower the request rate"
@@ -247,8 +247,12 @@ var setupErrors = []struct {
 	hint   string
 }{
 	{[]string{"no api key found", "no models available", "api key is required"}, events.BinUnavailable, events.ReasonNotConfigured, hintConfig},
-	{[]string{"unknown provider", "model not found", "no model matching", "unknown model"}, events.BinInvalidInput, events.ReasonBadModel, hintModel},
+	{[]string{"unknown provider", "model not found", "no model matching", "unknown model", `model "`}, events.BinInvalidInput, events.ReasonBadModel, hintModel},
 	{[]string{"no session found", "session file not found"}, events.BinInvalidInput, events.ReasonBadSession, hintSession},
+	// pi asks on stdin whether to fork a session of another directory; with
+	// no answer it exits 0 without one.
+	{[]string{"session found in different project"}, events.BinInvalidInput, events.ReasonBadSession,
+		"resume with --cwd set to the directory the session was made in (pi keeps sessions per directory)"},
 	{[]string{"unknown option"}, events.BinInvalidInput, events.ReasonBadRequest,
 		"hub passed pi an option it does not know; check the pi version (`hub agents`)"},
 }

@@ -1,0 +1,59 @@
+package codex_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/codex"
+	"github.com/hubcli/hub/events"
+)
+
+func TestCommand(t *testing.T) {
+	inst := adapters.Install{Path: "/bin/codex", Version: "0.169.0"}
+	a := &codex.Adapter{}
+	prompt := "--help\n-rf"
+	cmd, err := a.Command(adapters.Request{Prompt: prompt, Model: "gpt-5.4", Resume: "01A22AFF-1a95-7700-bf1c-36219f65fb8a"}, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"exec", "--json", "--skip-git-repo-check", "-c", "features.unbounded_connection_retries=false",
+		"--model=gpt-5.4", "resume", "--", "01A22AFF-1a95-7700-bf1c-36219f65fb8a", "-"}
+	if !slices.Equal(cmd.Args, want) {
+		t.Errorf("args = %q, want %q", cmd.Args, want)
+	}
+	if string(cmd.Stdin) != prompt {
+		t.Errorf("stdin = %q, want the prompt byte for byte", cmd.Stdin)
+	}
+	cmd, err = a.Command(adapters.Request{Prompt: "hi"}, inst)
+	if err != nil || cmd.Args[len(cmd.Args)-1] != "-" || slices.Contains(cmd.Args, "resume") {
+		t.Errorf("new session args = %q, %v", cmd.Args, err)
+	}
+}
+
+func TestCommandRefuses(t *testing.T) {
+	inst := adapters.Install{Path: "/bin/codex"}
+	for _, tc := range []struct {
+		name   string
+		req    adapters.Request
+		reason events.Reason
+	}{
+		{"empty", adapters.Request{Prompt: " \n"}, events.ReasonBadRequest},
+		{"too many characters", adapters.Request{Prompt: strings.Repeat("é", codex.MaxPromptChars+1)}, events.ReasonPromptTooLarge},
+		{"thread name", adapters.Request{Prompt: "hi", Resume: "my-thread"}, events.ReasonBadSession},
+		{"path", adapters.Request{Prompt: "hi", Resume: "../../etc/passwd"}, events.ReasonBadSession},
+		{"flag", adapters.Request{Prompt: "hi", Resume: "-rf"}, events.ReasonBadSession},
+	} {
+		_, err := (&codex.Adapter{}).Command(tc.req, inst)
+		var e *events.Error
+		if !errors.As(err, &e) || e.Bin != events.BinInvalidInput || e.Reason != tc.reason || e.Hint == "" {
+			t.Errorf("%s: err = %v, want invalid_input/%s with a hint", tc.name, err, tc.reason)
+		}
+	}
+	// Exactly at the limit is accepted: characters, not bytes, count.
+	if _, err := (&codex.Adapter{}).Command(adapters.Request{Prompt: strings.Repeat("é", codex.MaxPromptChars)}, inst); err != nil {
+		t.Errorf("prompt of %d two-byte characters refused: %v", codex.MaxPromptChars, err)
+	}
+}
