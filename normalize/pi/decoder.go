@@ -40,13 +40,14 @@ type Decoder struct {
 	sessionID string
 	lastText  string // the last assistant text block
 
-	last        assistant // the last assistant message_end
-	agentEnded  bool      // agent_end seen and no agent_start since
-	retryable   bool      // the last assistant message is an error pi's auto-retry takes
-	retryEnded  bool      // auto_retry_end seen after the last assistant message
-	finalError  string    // its finalError when it failed
-	compacting  bool      // compaction_start seen and no compaction_end since
-	overflowCut bool      // compaction_start{reason: overflow} right after an error message
+	last          assistant // the last assistant message_end
+	agentEnded    bool      // agent_end seen and no agent_start since
+	retryable     bool      // the last assistant message is an error pi's auto-retry takes
+	retryEnded    bool      // auto_retry_end seen after the last assistant message
+	finalError    string    // its finalError when it failed
+	compacting    bool      // compaction_start seen and no compaction_end since
+	endedOverflow bool      // that compaction has reason overflow and began after agent_end
+	overflowCut   bool      // compaction_start{reason: overflow} right after an error message
 
 	counted map[string]bool // assistant messages whose usage was counted
 	total   events.Tokens
@@ -312,6 +313,7 @@ func statusOrNil(s int) any {
 func (d *Decoder) compactionStart(dst []events.Body, root gjson.Result) []events.Body {
 	d.compacting = true
 	reason := root.Get("reason").String()
+	d.endedOverflow = reason == "overflow" && d.agentEnded
 	if reason == "overflow" && d.last.stopReason == "error" {
 		// pi compacts and retries after a context overflow; when the stream
 		// ends here (print mode exits without waiting), the overflow stands.
@@ -357,8 +359,13 @@ func objectData(r gjson.Result) json.RawMessage {
 // _isRetryableError: 429, 5xx, overloaded, network errors, timeouts) unless
 // an auto_retry_end has since said the retries are over. With retries off
 // in pi's settings such a run is never terminal; pi exits at once anyway.
+// An overflow compaction that starts after agent_end does not hold the run:
+// print mode does not wait for it (testdata/pi: the stream ends there), and
+// on a loaded machine pi was seen to stay alive 25 s and more before it
+// exited, so hub ends the run after --linger instead of timing out. A
+// threshold compaction is waited for.
 // An auto_retry_start for HTTP 401 or 403 aborts when fail-fast is on.
 func (d *Decoder) Status() normalize.Status {
-	terminal := d.agentEnded && d.last.seen && !d.compacting && (!d.retryable || d.retryEnded)
+	terminal := d.agentEnded && d.last.seen && (!d.compacting || d.endedOverflow) && (!d.retryable || d.retryEnded)
 	return normalize.Status{Terminal: terminal, Abort: d.abort}
 }

@@ -150,6 +150,8 @@ func TestStatus(t *testing.T) {
 		{"answer without agent_end", []string{session, agentStart, answer}, false},
 		{"answer and agent_end", []string{session, agentStart, answer, agentEnd}, true},
 		{"compaction running after the answer", []string{session, agentStart, answer, agentEnd, `{"type":"compaction_start","reason":"threshold"}`}, false},
+		{"overflow compaction after the answer", []string{session, agentStart, answer, agentEnd, `{"type":"compaction_start","reason":"overflow"}`}, true},
+		{"overflow compaction after an overflow error", []string{session, agentStart, assistant("error", "400 This model's maximum context length is 128000 tokens."), agentEnd, `{"type":"compaction_start","reason":"overflow"}`}, true},
 		{"compaction done", []string{session, agentStart, answer, agentEnd, `{"type":"compaction_start","reason":"threshold"}`, `{"type":"compaction_end","reason":"threshold","aborted":false,"willRetry":false}`}, true},
 		{"retryable error: pi may retry", []string{session, agentStart, assistant("error", "500 boom"), agentEnd}, false},
 		{"retrying", []string{session, agentStart, assistant("error", "500 boom"), agentEnd, retryStart(1, "500 boom")}, false},
