@@ -34,6 +34,24 @@ func okStream(w io.Writer) { fmt.Fprintln(w, stepLine+"\n"+textLine+"\n"+stopLin
 // process with the agent's argv (after argv[0]).
 var scenarios = map[string]func(args []string){
 	"ok": func([]string) { okStream(os.Stdout) },
+	// steps: five model steps, each a tool call and a usage report of 100
+	// tokens and $0.50 (or no cost: HUB_FAKE_NOCOST), 50 ms apart, then an
+	// answer; then it ignores SIGTERM and hangs, so only a stop ends it.
+	"steps": func([]string) {
+		signal.Ignore(syscall.SIGTERM)
+		cost := `,"cost":0.5`
+		if os.Getenv("HUB_FAKE_NOCOST") != "" {
+			cost = ""
+		}
+		for i := 1; i <= 5; i++ {
+			fmt.Println(stepLine)
+			fmt.Printf(`{"type":"tool_use","timestamp":1,"sessionID":"ses_fake1","part":{"type":"tool","tool":"bash","callID":"call_%d","state":{"status":"completed","input":{"command":"echo %d"},"output":"%d"}}}`+"\n", i, i, i)
+			fmt.Printf(`{"type":"step_finish","timestamp":1,"sessionID":"ses_fake1","part":{"type":"step-finish","reason":"tool-calls","tokens":{"input":60,"output":40,"reasoning":0,"cache":{"read":0,"write":0}}%s}}`+"\n", cost)
+			time.Sleep(50 * time.Millisecond)
+		}
+		okStream(os.Stdout)
+		time.Sleep(time.Hour)
+	},
 	"version-old": func(args []string) {
 		fmt.Println("0.9.1")
 	},

@@ -13,7 +13,9 @@ import (
 // Replay normalizes a saved raw transcript — an agent's stdout as --raw-log
 // writes it — exactly as a live run would: the same framing, line cleaning,
 // decoder and outcome rules, given how the process ended (end). It uses
-// req.Agent, req.Model, req.Cwd, req.MaxLine, req.RunID and req.Clock; no
+// req.Agent, req.Model, req.Cwd, req.MaxLine, req.RunID, req.Clock and the
+// budget limits of req.Limits (a crossing ends the replay there, as it would
+// stop a live run); no
 // process is started, so run.started has a null pid and agent_version.
 // Cancelling ctx stops reading and ends the run as cancelled/caller.
 //
@@ -41,7 +43,10 @@ func Replay(ctx context.Context, req Request, transcript io.Reader, end normaliz
 			}
 			break
 		}
-		r.line(dec, l, maxLine)
+		if over := r.line(dec, l, maxLine); over != nil {
+			abort = over // a live run would stop here
+			break
+		}
 		abort = dec.Status().Abort // a live run would stop here
 	}
 	out := dec.Outcome(end)

@@ -106,6 +106,11 @@ type run struct {
 	linger   *time.Timer  // set and reset by the reader goroutine
 	meter    budget.Meter
 	bodies   []events.Body
+	// over is the budget limit the agent's events crossed, if any: from
+	// the crossing event on, nothing more is forwarded and the run ends
+	// with it (hub's own cause).
+	over       atomic.Pointer[events.Error]
+	costWarned bool // the cost_unknown notice for --max-cost was sent
 }
 
 func newRunID() string {
@@ -162,6 +167,13 @@ func (r *run) finish(out normalize.Outcome, exitCode *int, signal string) events
 		usage, source = t.Usage, t.CostSource
 		if t.Turns > 0 {
 			turns = t.Turns
+		}
+		// The agent's own final totals (Claude Code reports its cost only
+		// here) are checked against the budget too.
+		if out.OK && out.Error == nil {
+			if over := budget.ExceededTotals(r.req.Limits, usage, turns, tools); over != nil {
+				out.OK, out.Error = false, over
+			}
 		}
 	}
 	rf := events.RunFinished{
@@ -382,7 +394,10 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	end := normalize.End{ExitCode: code, Signal: sig, Stderr: stderr.String(), Stopped: stopCause != nil}
 	outcome := dec.Outcome(end)
 	var ab abortCause
-	switch {
+	switch over := r.over.Load(); {
+	case over != nil:
+		// Hub's own cause, whether or not the agent also finished.
+		outcome.OK, outcome.Error = false, over
 	case stopCause == nil:
 	case r.terminal.Load() && !errors.As(stopCause, &ab):
 		// The agent had finished: whatever stopped it afterwards (linger,
@@ -422,12 +437,15 @@ func lingerReason(cause error, lim budget.Limits) string {
 // Hub's own cause comes first in classification (SPEC §4).
 func (r *run) hubCause(ctx context.Context, cause error, lim budget.Limits) *events.Error {
 	var ab abortCause
+	var bc budgetCause
 	var sc sinkCause
 	switch {
 	case cause == nil, errors.Is(cause, ErrLinger):
 		return nil
 	case errors.As(cause, &ab):
 		return ab.err
+	case errors.As(cause, &bc):
+		return bc.err
 	case errors.As(cause, &sc):
 		return nil // reported by do
 	case errors.Is(cause, ErrWallTimeout):
@@ -470,7 +488,7 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 		maxLine = framer.DefaultMaxLine
 	}
 	fr := framer.New(src, maxLine)
-	halted := func() bool { return r.stopped.Load() != nil && !r.terminal.Load() }
+	halted := func() bool { return r.over.Load() != nil || r.stopped.Load() != nil && !r.terminal.Load() }
 	for {
 		l, err := fr.Next()
 		if err != nil {
@@ -490,7 +508,10 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 		if idle != nil {
 			idle.Stop()
 		}
-		r.line(dec, l, maxLine)
+		if over := r.line(dec, l, maxLine); over != nil {
+			stop(budgetCause{over})
+			continue
+		}
 		if idle != nil {
 			idle.Reset(lim.IdleTimeout)
 		}
@@ -517,35 +538,58 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 }
 
 // line handles one framed line: notices for over-long and non-JSON lines,
-// the decoder for the rest.
-func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) {
+// the decoder for the rest. It returns the budget limit an event of the line
+// crossed (see budget.Meter.Exceeded): that event is the last one forwarded.
+func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) *events.Error {
 	if l.TooLong {
 		data, _ := json.Marshal(map[string]any{"bytes": l.Size, "max_line": maxLine,
 			"head": normalize.Shorten(string(l.Bytes), 200)})
 		r.emit(events.Notice{Kind: events.NoticeLineTooLong, Data: data,
 			Message: fmt.Sprintf("skipped a %d-byte stdout line: over the %d-byte line cap", l.Size, maxLine)})
-		return
+		return nil
 	}
 	b := l.Bytes
 	if len(b) == 0 {
-		return
+		return nil
 	}
 	if b[0] != '{' || !gjson.ValidBytes(b) {
 		c := normalize.Clean(b)
 		if len(c) == 0 {
-			return
+			return nil
 		}
 		if !gjson.ValidBytes(c) {
 			r.emit(events.Notice{Kind: events.NoticeNonJSONOutput, Message: normalize.Shorten(string(c), 2000)})
-			return
+			return nil
 		}
 		b = c
 	}
 	r.bodies = dec.Decode(r.bodies[:0], b)
+	lim := r.req.Limits
 	for _, body := range r.bodies {
 		r.emit(body)
+		switch body.(type) {
+		case events.Usage, events.ToolStarted:
+		default:
+			continue
+		}
+		if over := r.meter.Exceeded(lim); over != nil {
+			r.over.Store(over)
+			return over
+		}
+		if !r.costWarned && r.meter.CostUnenforceable(lim) {
+			r.costWarned = true
+			r.emit(events.Notice{Kind: events.NoticeCostUnknown, Message: fmt.Sprintf(
+				"--max-cost $%.4f cannot be checked yet: %s has reported no cost for its model calls (cost unknown); hub checks it once a cost is known, and --max-tokens still applies",
+				lim.MaxCostUSD, r.req.Agent)})
+		}
 	}
+	return nil
 }
+
+// budgetCause carries the budget limit an event crossed.
+type budgetCause struct{ err *events.Error }
+
+func (b budgetCause) Error() string { return "adapters: budget: " + b.err.Error() }
 
 // idleReader re-arms the idle timer on every byte read.
 type idleReader struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/proc"
 	"github.com/hubcli/hub/internal/schematest"
+	"github.com/hubcli/hub/normalize"
 )
 
 type result struct {
@@ -533,5 +534,97 @@ func TestRunRedactsSecrets(t *testing.T) {
 	}
 	if !strings.Contains(res.fin.Text, "[REDACTED]") {
 		t.Errorf("text = %q, want the key replaced by [REDACTED]", res.fin.Text)
+	}
+}
+
+// TestRunBudget: each limit is enforced at the event that crosses it: that
+// event is the last one forwarded, the run ends budget_exceeded/<limit> with
+// the totals observed up to it, and the agent (which ignores SIGTERM) is
+// killed after the grace period.
+func TestRunBudget(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		limits    budget.Limits
+		reason    events.Reason
+		last      events.Type // type of the crossing event
+		tokens    int64       // total tokens at the crossing
+		toolCalls int64
+		noCost    bool
+	}{
+		// Steps report $0.50 and 100 tokens each: $1.20 is crossed at the
+		// third usage event ($1.50), 250 tokens at the third (300).
+		{name: "cost", limits: budget.Limits{MaxCostUSD: 1.2}, reason: events.ReasonCost, last: events.TypeUsage, tokens: 300, toolCalls: 3},
+		{name: "exact cost is within", limits: budget.Limits{MaxCostUSD: 1.5}, reason: events.ReasonCost, last: events.TypeUsage, tokens: 400, toolCalls: 4},
+		{name: "tokens", limits: budget.Limits{MaxTokens: 250}, reason: events.ReasonTokens, last: events.TypeUsage, tokens: 300, toolCalls: 3},
+		{name: "turns", limits: budget.Limits{MaxTurns: 2}, reason: events.ReasonTurns, last: events.TypeUsage, tokens: 300, toolCalls: 3},
+		// The fourth tool call crosses 3 tool steps, before its step's usage.
+		{name: "tool steps", limits: budget.Limits{MaxToolSteps: 3}, reason: events.ReasonToolSteps, last: events.TypeToolStarted, tokens: 300, toolCalls: 4},
+		// Unknown cost: a cost_unknown notice, and the token cap still holds.
+		{name: "unknown cost, tokens cap", limits: budget.Limits{MaxCostUSD: 0.01, MaxTokens: 150}, reason: events.ReasonTokens, last: events.TypeUsage, tokens: 200, toolCalls: 2, noCost: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res := runFake(t, t.Context(), "steps", func(r *adapters.Request) {
+				r.Limits = tt.limits
+				r.Limits.Grace = 300 * time.Millisecond
+				r.Limits.Timeout = 30 * time.Second
+				if tt.noCost {
+					r.Env = append(r.Env, "HUB_FAKE_NOCOST=1")
+				}
+			})
+			wantBin(t, res.fin, events.BinBudgetExceeded, tt.reason)
+			n := len(res.events)
+			if got := res.events[n-2].Type(); got != tt.last {
+				t.Errorf("last forwarded event = %s, want the crossing %s", got, tt.last)
+			}
+			if got := res.fin.Usage.Sum(); got != tt.tokens || res.fin.ToolCalls != tt.toolCalls {
+				t.Errorf("run.finished tokens %d, tool calls %d; want %d, %d (the totals at the crossing)", got, res.fin.ToolCalls, tt.tokens, tt.toolCalls)
+			}
+			if !tt.noCost && (res.fin.CostUSD == nil || *res.fin.CostUSD != 0.5*float64(tt.tokens/100)) {
+				t.Errorf("cost = %v, want $0.50 per step", res.fin.CostUSD)
+			}
+			if res.fin.Signal == nil || *res.fin.Signal != "SIGKILL" {
+				t.Errorf("signal = %v, want SIGKILL (the agent ignores SIGTERM)", res.fin.Signal)
+			}
+			if res.took > 5*time.Second {
+				t.Errorf("run took %s: the crossing did not stop the agent", res.took)
+			}
+			unknown := 0
+			for _, ev := range res.events {
+				if n, ok := ev.Body.(events.Notice); ok && n.Kind == events.NoticeCostUnknown {
+					unknown++
+				}
+			}
+			if want := map[bool]int{true: 1, false: 0}[tt.noCost]; unknown != want {
+				t.Errorf("%d cost_unknown notices, want %d", unknown, want)
+			}
+		})
+	}
+}
+
+// TestReplayBudget: a replayed transcript stops at the crossing as a live run
+// would.
+func TestReplayBudget(t *testing.T) {
+	t.Parallel()
+	var raw bytes.Buffer
+	for i := 0; i < 3; i++ {
+		raw.WriteString(stepLine + "\n")
+		raw.WriteString(`{"type":"step_finish","sessionID":"ses_fake1","part":{"reason":"tool-calls","tokens":{"input":60,"output":40,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.5}}` + "\n")
+	}
+	zero := 0
+	var evs []events.Event
+	fin := adapters.Replay(t.Context(), adapters.Request{Agent: "opencode", Limits: budget.Limits{MaxTokens: 150}},
+		&raw, normalize.End{ExitCode: &zero}, func(ev events.Event) error { evs = append(evs, ev); return nil })
+	wantBin(t, fin, events.BinBudgetExceeded, events.ReasonTokens)
+	usages := 0
+	for _, ev := range evs {
+		if ev.Type() == events.TypeUsage {
+			usages++
+		}
+	}
+	if usages != 2 || fin.Usage.Sum() != 200 {
+		t.Errorf("%d usage events, %d tokens; want replay to stop at the second (200 tokens)", usages, fin.Usage.Sum())
 	}
 }

@@ -111,3 +111,51 @@ func (m *Meter) Totals() (usage events.Tokens, source events.CostSource, turns, 
 	}
 	return m.total, source, m.turns, m.toolCalls
 }
+
+// Exceeded returns the first limit of l that the totals are above — cost,
+// then tokens, then turns, then tool steps — as a budget_exceeded error
+// (reason cost, tokens, turns or tool_steps) whose message names the
+// observed total, the limit and the overrun; nil when none is. A cost that
+// is unknown (nil) is never above a limit: see CostUnenforceable.
+//
+// "Above" is strict: a run that spends exactly --max-cost is within it. For
+// tool steps the crossing is the tool call numbered MaxToolSteps+1.
+func (m *Meter) Exceeded(l Limits) *events.Error {
+	return exceeded(l, m.total, m.turns, m.toolCalls)
+}
+
+// ExceededTotals is Exceeded for final totals an agent reported itself
+// (Claude Code's result): usage, turns (0 when unknown) and tool calls.
+func ExceededTotals(l Limits, usage events.Tokens, turns, toolCalls int64) *events.Error {
+	return exceeded(l, usage, turns, toolCalls)
+}
+
+func exceeded(l Limits, usage events.Tokens, turns, tools int64) *events.Error {
+	switch c := usage.CostUSD; {
+	case l.MaxCostUSD > 0 && c != nil && *c > l.MaxCostUSD:
+		return events.NewError(events.BinBudgetExceeded, events.ReasonCost,
+			"raise --max-cost, or give the agent a smaller task or a cheaper model",
+			"total cost $%.4f is over --max-cost $%.4f (by $%.4f)", *c, l.MaxCostUSD, *c-l.MaxCostUSD)
+	case l.MaxTokens > 0 && usage.Sum() > l.MaxTokens:
+		return events.NewError(events.BinBudgetExceeded, events.ReasonTokens,
+			"raise --max-tokens, or give the agent a smaller task",
+			"%d tokens (input, output, cache read and write) are over --max-tokens %d (by %d)",
+			usage.Sum(), l.MaxTokens, usage.Sum()-l.MaxTokens)
+	case l.MaxTurns > 0 && turns > l.MaxTurns:
+		return events.NewError(events.BinBudgetExceeded, events.ReasonTurns,
+			"raise --max-turns, or split the task",
+			"model turn %d is over --max-turns %d", turns, l.MaxTurns)
+	case l.MaxToolSteps > 0 && tools > l.MaxToolSteps:
+		return events.NewError(events.BinBudgetExceeded, events.ReasonToolSteps,
+			"raise --max-tool-steps, or ask for less tool use",
+			"tool call %d is over --max-tool-steps %d", tools, l.MaxToolSteps)
+	}
+	return nil
+}
+
+// CostUnenforceable reports whether l has a cost limit that the usage seen
+// so far cannot be checked against: a usage event has come and the running
+// cost is unknown.
+func (m *Meter) CostUnenforceable(l Limits) bool {
+	return l.MaxCostUSD > 0 && m.sawUsage && m.total.CostUSD == nil
+}

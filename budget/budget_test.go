@@ -2,6 +2,7 @@ package budget_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +38,55 @@ func TestMeter(t *testing.T) {
 	u, src, turns, tools = m.Totals()
 	if u.Input != 12 || u.CostUSD == nil || *u.CostUSD != 0.25 || src != events.CostReported || turns != 2 || tools != 1 {
 		t.Errorf("Totals() = %+v %s turns %d tools %d, want 12 in, $0.25 reported, 2 turns, 1 tool", u, src, turns, tools)
+	}
+}
+
+func TestExceeded(t *testing.T) {
+	cost := func(c float64) *float64 { return &c }
+	tests := []struct {
+		name   string
+		limits budget.Limits
+		usage  events.Tokens
+		turns  int64
+		tools  int64
+		want   events.Reason // "" for none
+	}{
+		{"no limits", budget.Limits{}, events.Tokens{Input: 1e9, CostUSD: cost(1e6)}, 99, 99, ""},
+		{"cost over", budget.Limits{MaxCostUSD: 1}, events.Tokens{CostUSD: cost(1.0001)}, 0, 0, events.ReasonCost},
+		{"cost exactly at the limit", budget.Limits{MaxCostUSD: 1}, events.Tokens{CostUSD: cost(1)}, 0, 0, ""},
+		{"unknown cost never crosses", budget.Limits{MaxCostUSD: 1}, events.Tokens{Input: 1e9}, 0, 0, ""},
+		{"tokens count cache", budget.Limits{MaxTokens: 100}, events.Tokens{Input: 50, Output: 20, CacheRead: 20, CacheWrite: 11, Reasoning: 500}, 0, 0, events.ReasonTokens},
+		{"reasoning is part of output", budget.Limits{MaxTokens: 100}, events.Tokens{Input: 50, Output: 50, Reasoning: 50}, 0, 0, ""},
+		{"turns", budget.Limits{MaxTurns: 3}, events.Tokens{}, 4, 0, events.ReasonTurns},
+		{"tool steps", budget.Limits{MaxToolSteps: 3}, events.Tokens{}, 0, 4, events.ReasonToolSteps},
+		{"tool steps at the limit", budget.Limits{MaxToolSteps: 3}, events.Tokens{}, 0, 3, ""},
+		{"cost is checked first", budget.Limits{MaxCostUSD: 1, MaxTokens: 1, MaxTurns: 1, MaxToolSteps: 1},
+			events.Tokens{Input: 5, CostUSD: cost(2)}, 5, 5, events.ReasonCost},
+	}
+	for _, tt := range tests {
+		e := budget.ExceededTotals(tt.limits, tt.usage, tt.turns, tt.tools)
+		switch {
+		case tt.want == "" && e != nil:
+			t.Errorf("%s: %v, want no crossing", tt.name, e)
+		case tt.want != "" && (e == nil || e.Bin != events.BinBudgetExceeded || e.Reason != tt.want || e.Hint == "" || e.Retryable):
+			t.Errorf("%s: %+v, want budget_exceeded/%s with a hint, not retryable", tt.name, e, tt.want)
+		}
+	}
+}
+
+func TestMeterExceeded(t *testing.T) {
+	var m budget.Meter
+	lim := budget.Limits{MaxCostUSD: 1, MaxToolSteps: 1}
+	m.Observe(events.ToolStarted{CallID: "1"})
+	if m.Exceeded(lim) != nil || m.CostUnenforceable(lim) {
+		t.Fatal("crossed after one tool call of one allowed, or no usage yet")
+	}
+	m.Observe(events.Usage{Step: events.Tokens{Input: 10}, Total: events.Tokens{Input: 10}, CostSource: events.CostUnknown})
+	if !m.CostUnenforceable(lim) {
+		t.Error("a usage event with unknown cost: the cost limit cannot be checked")
+	}
+	m.Observe(events.ToolStarted{CallID: "2"})
+	if e := m.Exceeded(lim); e == nil || e.Reason != events.ReasonToolSteps || !strings.Contains(e.Message, "tool call 2") {
+		t.Errorf("second tool call: %v, want tool_steps naming call 2", e)
 	}
 }

@@ -374,3 +374,17 @@ func TestRealToolOutlivesTurn(t *testing.T) {
 		t.Errorf("tool.started %+v, tool.finished %+v: want the still-running call closed as an error", started, finished)
 	}
 }
+
+// TestRealMaxCost: the estimated cost of the large usage ($10.50) crosses
+// --max-cost $1 at the turn's usage event, the last one forwarded.
+func TestRealMaxCost(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, "Big. "+string(mockllm.BigUsage), budget.Limits{MaxCostUSD: 1, Grace: 2 * time.Second})
+	realcli.WantErr(t, r.Fin, events.BinBudgetExceeded, events.ReasonCost, 0)
+	if n := len(r.Events); r.Events[n-2].Type() != events.TypeUsage {
+		t.Errorf("last forwarded event = %s, want the crossing usage", r.Events[n-2].Type())
+	}
+	if r.Fin.CostUSD == nil || math.Abs(*r.Fin.CostUSD-10.50) > 1e-9 || r.Fin.CostSource != events.CostEstimated {
+		t.Errorf("cost = %v %s, want the estimated 10.50", r.Fin.CostUSD, r.Fin.CostSource)
+	}
+}

@@ -486,3 +486,18 @@ func wantRetrying(t *testing.T, r realRun) {
 	}
 	t.Logf("stopped after %s, %d retry notices, %d model calls", r.Took.Round(time.Millisecond), retries, calls)
 }
+
+// TestRealMaxCost: pi's reported cost of the large usage ($5.55) crosses
+// --max-cost $1 at that call's usage event, the last one forwarded.
+func TestRealMaxCost(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, nil, piRun{prompt: "Big. " + string(mockllm.BigUsage), settings: noRetries,
+		limits: budget.Limits{MaxCostUSD: 1, Grace: 2 * time.Second}})
+	realcli.WantErr(t, r.Fin, events.BinBudgetExceeded, events.ReasonCost, 0)
+	if n := len(r.Events); r.Events[n-2].Type() != events.TypeUsage {
+		t.Errorf("last forwarded event = %s, want the crossing usage", r.Events[n-2].Type())
+	}
+	if r.Fin.CostUSD == nil || math.Abs(*r.Fin.CostUSD-5.55) > 1e-9 || r.Fin.CostSource != events.CostReported {
+		t.Errorf("cost = %v %s, want the reported 5.55", r.Fin.CostUSD, r.Fin.CostSource)
+	}
+}

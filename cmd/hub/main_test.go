@@ -71,6 +71,10 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--agent", "opencode", "--env", "NOEQUALS", "x"},
 		{"run", "--agent", "opencode", "--cwd", "/nonexistent", "x"},
 		{"run", "--agent", "codex", "--prices", "/nonexistent", "x"},
+		{"run", "--agent", "opencode", "--max-cost", "-1", "x"},
+		{"run", "--agent", "opencode", "--max-cost", "NaN", "x"},
+		{"run", "--agent", "opencode", "--max-tokens", "-5", "x"},
+		{"run", "--agent", "opencode", "--max-tool-steps", "many", "x"},
 		{"run", "--agent", "codex", "--prices", "main_test.go", "x"}, // not a price table
 		{"no-such-command"},
 	}
@@ -166,6 +170,9 @@ func TestRunExitCodes(t *testing.T) {
 		{`exit 0`, nil, 10},
 		{`exit 4`, nil, 1},
 		{`sleep 30`, []string{"--timeout", "300ms", "--grace", "200ms"}, 8},
+		{okBody + "\nsleep 30", []string{"--max-tokens", "6", "--grace", "200ms"}, 9}, // 7 tokens > 6
+		{okBody, []string{"--max-cost", "0.0009"}, 9},                                 // $0.001 > $0.0009
+		{okBody, []string{"--max-cost", "0.001"}, 0},                                  // exactly the limit is within it
 	}
 	for _, tt := range tests {
 		bin := fakeAgent(t, tt.body)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,10 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "resume", Usage: "session id to resume (from run.finished.session_id)"},
 			&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit for the whole run (0 = none)", EnvVars: []string{"HUB_TIMEOUT"}},
 			&cli.DurationFlag{Name: "idle-timeout", Usage: "stop when the agent writes nothing on stdout for this long (0 = none)", EnvVars: []string{"HUB_IDLE_TIMEOUT"}},
+			&cli.Float64Flag{Name: "max-cost", Usage: "stop when the observed total cost goes above this many USD (reported, or estimated from the price table; 0 = none)", EnvVars: []string{"HUB_MAX_COST"}},
+			&cli.Int64Flag{Name: "max-tokens", Usage: "stop when total tokens (input, output, cache read and write) go above this (0 = none)", EnvVars: []string{"HUB_MAX_TOKENS"}},
+			&cli.Int64Flag{Name: "max-turns", Usage: "stop at the model turn after this many (0 = none)", EnvVars: []string{"HUB_MAX_TURNS"}},
+			&cli.Int64Flag{Name: "max-tool-steps", Usage: "stop at the tool call after this many (0 = none)", EnvVars: []string{"HUB_MAX_TOOL_STEPS"}},
 			&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group (0 means the default)", EnvVars: []string{"HUB_GRACE"}},
 			&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it (0 means the default)", EnvVars: []string{"HUB_LINGER"}},
 			&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event) or json (only run.finished)", EnvVars: []string{"HUB_OUTPUT"}},
@@ -100,6 +105,14 @@ func runAction(c *cli.Context) error {
 			return usagef("run: --%s must not be negative", name)
 		}
 	}
+	if v := c.Float64("max-cost"); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return usagef("run: --max-cost must be a number of USD ≥ 0")
+	}
+	for _, name := range []string{"max-tokens", "max-turns", "max-tool-steps"} {
+		if c.Int64(name) < 0 {
+			return usagef("run: --%s must not be negative", name)
+		}
+	}
 	req := adapters.Request{
 		Agent:  agent,
 		Prompt: prompt,
@@ -109,10 +122,14 @@ func runAction(c *cli.Context) error {
 		Bin:    c.String("bin"),
 		Env:    c.StringSlice("env"),
 		Limits: budget.Limits{
-			Timeout:     c.Duration("timeout"),
-			IdleTimeout: c.Duration("idle-timeout"),
-			Grace:       c.Duration("grace"),
-			Linger:      c.Duration("linger"),
+			Timeout:      c.Duration("timeout"),
+			IdleTimeout:  c.Duration("idle-timeout"),
+			Grace:        c.Duration("grace"),
+			Linger:       c.Duration("linger"),
+			MaxCostUSD:   c.Float64("max-cost"),
+			MaxTokens:    c.Int64("max-tokens"),
+			MaxTurns:     c.Int64("max-turns"),
+			MaxToolSteps: c.Int64("max-tool-steps"),
 		},
 		MaxLine:    c.Int("max-line"),
 		NoFailFast: c.Bool("no-fail-fast"),
