@@ -240,3 +240,19 @@ func TestRealToolKilled(t *testing.T) {
 		t.Errorf("no tool.started: the tool never ran, so nothing was tested")
 	}
 }
+
+// TestRealMaxCost: Claude Code reports cost only in its final result
+// ($7.20 for the large usage here), so --max-cost $1 cannot be checked per
+// call (a cost_unknown notice says so) and is crossed at the result: the run
+// ends budget_exceeded/cost with the result's totals.
+func TestRealMaxCost(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, "Big. "+string(mockllm.BigUsage), mockllm.Options{}, budget.Limits{MaxCostUSD: 1, Grace: 2 * time.Second})
+	realcli.WantErr(t, r.Fin, events.BinBudgetExceeded, events.ReasonCost, 0)
+	if n := r.notices(events.NoticeCostUnknown); n != 1 {
+		t.Errorf("%d cost_unknown notices, want 1 (per-call cost is unknown until the result)", n)
+	}
+	if r.Fin.CostUSD == nil || *r.Fin.CostUSD <= 1 || r.Fin.CostSource != events.CostReported {
+		t.Errorf("cost = %v %s, want the reported total above $1", r.Fin.CostUSD, r.Fin.CostSource)
+	}
+}

@@ -6,6 +6,7 @@ package opencode_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,5 +260,21 @@ func TestRealToolKilled(t *testing.T) {
 	realcli.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
 	if n := len(realcli.ModelCalls(r.server)); n < 1 {
 		t.Errorf("model calls = %d: OpenCode never asked for the tool, so nothing was tested", n)
+	}
+}
+
+// TestRealMaxCost: the first step's reported cost (500 000 × $3 + 250 000 ×
+// $15 + 1 000 000 × $0.30 per million = $5.55) crosses --max-cost $1; that
+// usage event is the last one forwarded and OpenCode's compaction calls
+// never happen.
+func TestRealMaxCost(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, "Big. "+string(mockllm.BigUsage), mockllm.Options{}, budget.Limits{MaxCostUSD: 1, Grace: 2 * time.Second})
+	realcli.WantErr(t, r.Fin, events.BinBudgetExceeded, events.ReasonCost, 0)
+	if n := len(r.Events); r.Events[n-2].Type() != events.TypeUsage {
+		t.Errorf("last forwarded event = %s, want the crossing usage", r.Events[n-2].Type())
+	}
+	if r.Fin.CostUSD == nil || math.Abs(*r.Fin.CostUSD-realcli.MockPrices.Cost(500_000, 250_000, 1_000_000, 0)) > 1e-9 || r.Fin.Turns != 1 {
+		t.Errorf("cost = %v over %d turns, want the first step's $5.55 only", r.Fin.CostUSD, r.Fin.Turns)
 	}
 }
