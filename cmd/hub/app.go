@@ -91,6 +91,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand: false,
 		Commands: []*cli.Command{
 			runCommand(),
+			replayCommand(),
 			agentsCommand(),
 			schemaCommand(),
 			versionCommand(),

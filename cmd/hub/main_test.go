@@ -422,3 +422,48 @@ echo '{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tok
 		t.Errorf("--prices: cost %s, want 30 estimated", got)
 	}
 }
+
+// TestReplayCommand: hub replay normalizes saved transcripts with the same
+// rules and exit statuses as hub run.
+func TestReplayCommand(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata")
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--agent", "codex", "--model", "gpt-5.5", filepath.Join(root, "codex", "bigusage.jsonl")}, 0},
+		{[]string{"--agent", "codex", "--model", "gpt-5.5", "--max-cost", "1", filepath.Join(root, "codex", "bigusage.jsonl")}, 9},
+		{[]string{"--agent", "codex", "--exit-status", "1", filepath.Join(root, "codex", "overflow.jsonl")}, 5},
+		{[]string{"--agent", "pi", filepath.Join(root, "pi", "401.jsonl")}, 7},
+		{[]string{"--agent", "claude", "--signal", "SIGTERM", filepath.Join(root, "claude", "hang.jsonl")}, 1},
+	}
+	for _, tt := range tests {
+		code, out, stderr := hub(t, "", append([]string{"replay"}, tt.args...)...)
+		if code != tt.code {
+			t.Errorf("replay %q: exit %d, want %d (%s)", tt.args, code, tt.code, stderr)
+		}
+		if err := schematest.ValidateStream([]byte(out)); err != nil {
+			t.Errorf("replay %q: %v", tt.args, err)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "codex", "text.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := hub(t, string(raw), "replay", "--agent", "codex", "--output", "json", "-")
+	if code != 0 || !strings.Contains(out, `"text":"Hello from the mock model."`) || strings.Count(out, "\n") != 1 {
+		t.Errorf("replay from stdin, json: exit %d, %q", code, out)
+	}
+	for _, args := range [][]string{
+		{"--agent", "codex"},
+		{"--agent", "codex", "a", "b"},
+		{"--agent", "nope", "f"},
+		{"--agent", "codex", "--signal", "SIGNOPE", "f"},
+		{"--agent", "codex", "--signal", "SIGTERM", "--exit-status", "1", "f"},
+		{"--agent", "codex", "/nonexistent"},
+	} {
+		if code, _, _ := hub(t, "", append([]string{"replay"}, args...)...); code != 2 {
+			t.Errorf("replay %q: exit %d, want 2", args, code)
+		}
+	}
+}

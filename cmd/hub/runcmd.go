@@ -160,16 +160,7 @@ func runAction(c *cli.Context) error {
 	}
 
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	var sink adapters.Sink
-	switch output {
-	case "jsonl":
-		enc := events.NewEncoder(stdout)
-		sink = enc.Encode
-	case "json":
-		sink = func(events.Event) error { return nil }
-	case "text":
-		sink = newTextPrinter(stdout, stderr).print
-	}
+	sink, done := outputSink(output, stdout, stderr)
 	req.Kill = forceKill
 	// hub runs one agent: as a child subreaper it gets the agent's orphans
 	// (a tool's detached children) and kills them with the run.
@@ -182,32 +173,51 @@ func runAction(c *cli.Context) error {
 		cancel(events.NewError(events.BinInternal, "", "check the consumer of hub's output",
 			"hub's stdout was closed by its reader; the agent was stopped"))
 	})
-	var last events.Event
-	fin := adapters.Run(ctx, req, func(ev events.Event) error {
-		if ev.Type() == events.TypeRunFinished {
-			last = ev
-		}
-		return sink(ev)
-	})
+	fin := adapters.Run(ctx, req, sink)
 	closed()
 	if rawLog != nil && rawLog.err != nil {
 		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)
 	}
-	if output == "json" {
-		if err := events.NewEncoder(stdout).Encode(last); err != nil {
-			fin.OK = false
-			fin.Error = events.NewError(events.BinInternal, "", "check where hub's output goes", "writing run.finished: %v", err)
-		}
+	return done(fin)
+}
+
+// outputSink is the sink for --output (text, jsonl or json) and the function
+// to call with the run's result: it prints run.finished for json, one line
+// on stderr for a failed run in jsonl and json (the person reading a CI
+// log), and returns the exit error of a failed run.
+func outputSink(output string, stdout, stderr io.Writer) (adapters.Sink, func(events.RunFinished) error) {
+	var sink adapters.Sink
+	switch output {
+	case "jsonl":
+		sink = events.NewEncoder(stdout).Encode
+	case "json":
+		sink = func(events.Event) error { return nil }
+	default:
+		sink = newTextPrinter(stdout, stderr).print
 	}
-	if !fin.OK {
+	var last events.Event
+	keep := func(ev events.Event) error {
+		if ev.Type() == events.TypeRunFinished {
+			last = ev
+		}
+		return sink(ev)
+	}
+	done := func(fin events.RunFinished) error {
+		if output == "json" {
+			if err := events.NewEncoder(stdout).Encode(last); err != nil {
+				fin.OK = false
+				fin.Error = events.NewError(events.BinInternal, "", "check where hub's output goes", "writing run.finished: %v", err)
+			}
+		}
+		if fin.OK {
+			return nil
+		}
 		if output != "text" {
-			// jsonl and json carry the error; one line on stderr is for
-			// the person reading a CI log.
 			fmt.Fprintf(stderr, "hub: %s: %s (next: %s)\n", binReason(fin.Error), fin.Error.Message, fin.Error.Hint)
 		}
 		return exitError{fin.Error}
 	}
-	return nil
+	return keep, done
 }
 
 // errWriter remembers its writer's first error.

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/normalize"
+)
+
+func replayCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "replay",
+		Usage:     "normalize a saved raw transcript (from --raw-log) as a live run would",
+		ArgsUsage: "FILE   (the agent's stdout, byte for byte; - for stdin)",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "agent", Usage: "agent that wrote the transcript: " + strings.Join(adapters.Names(), ", ")},
+			&cli.StringFlag{Name: "model", Usage: "model the run used (prices codex's tokens)"},
+			&cli.IntFlag{Name: "exit-status", Usage: "the agent's exit status, for the outcome rules"},
+			&cli.StringFlag{Name: "signal", Usage: "the signal that ended the agent (e.g. SIGTERM), instead of an exit status"},
+			&cli.StringFlag{Name: "stderr", Usage: "a file with the agent's stderr, for the outcome rules"},
+			&cli.StringFlag{Name: "output", Value: "jsonl", Usage: "text, jsonl or json"},
+			&cli.StringFlag{Name: "prices", Usage: "JSON price table, as for hub run"},
+			&cli.Float64Flag{Name: "max-cost", Usage: "replay stops where the cost goes above this, as a live run would"},
+			&cli.Int64Flag{Name: "max-tokens", Usage: "likewise for tokens"},
+			&cli.Int64Flag{Name: "max-turns", Usage: "likewise for model turns"},
+			&cli.Int64Flag{Name: "max-tool-steps", Usage: "likewise for tool calls"},
+			&cli.IntFlag{Name: "max-line", Usage: "longest line read, in bytes (0: 64 MiB)"},
+		},
+		Action:       replayAction,
+		OnUsageError: usageErr,
+	}
+}
+
+// replayAction runs adapters.Replay on FILE: the same framing, decoder and
+// outcome rules as hub run, given how the process ended (--exit-status or
+// --signal, --stderr). Exit statuses are hub run's.
+func replayAction(c *cli.Context) error {
+	agent := c.String("agent")
+	ad, err := adapters.Lookup(agent)
+	if err != nil {
+		return usagef("replay: --agent must be one of: %s", strings.Join(adapters.Names(), ", "))
+	}
+	if c.NArg() != 1 {
+		return usagef("replay: want one transcript FILE (or -), got %d arguments", c.NArg())
+	}
+	output := c.String("output")
+	if output != "text" && output != "jsonl" && output != "json" {
+		return usagef("replay: --output must be text, jsonl or json, not %q", output)
+	}
+	var end normalize.End
+	if sig := c.String("signal"); sig != "" {
+		if c.IsSet("exit-status") {
+			return usagef("replay: give --exit-status or --signal, not both")
+		}
+		if unix.SignalNum(strings.ToUpper(sig)) == 0 {
+			return usagef("replay: --signal %q is not a signal name such as SIGTERM", sig)
+		}
+		end.Signal = strings.ToUpper(sig)
+	} else {
+		code := c.Int("exit-status")
+		end.ExitCode = &code
+	}
+	if path := c.String("stderr"); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return usagef("replay: --stderr: %v", err)
+		}
+		end.Stderr = string(b)
+	}
+	in := c.App.Reader
+	if name := c.Args().First(); name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return usagef("replay: %v", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	req := adapters.Request{
+		Agent:   agent,
+		Model:   c.String("model"),
+		MaxLine: c.Int("max-line"),
+		Limits: budget.Limits{
+			MaxCostUSD:   c.Float64("max-cost"),
+			MaxTokens:    c.Int64("max-tokens"),
+			MaxTurns:     c.Int64("max-turns"),
+			MaxToolSteps: c.Int64("max-tool-steps"),
+		},
+	}
+	if !ad.Info().ReportsCost || c.IsSet("prices") {
+		if req.Prices, err = loadPrices(c.String("prices")); err != nil {
+			return usagef("replay: %v", err)
+		}
+	}
+	sink, done := outputSink(output, c.App.Writer, c.App.ErrWriter)
+	return done(adapters.Replay(c.Context, req, in, end, sink))
+}
