@@ -42,7 +42,8 @@ var versionRe = regexp.MustCompile(`v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?)`)
 // number it prints on stdout or, failing that, stderr. Errors are
 // *events.Error: not_installed/not_found, not_installed/not_executable,
 // unsupported_version/unparseable or unsupported_version/too_old, each with an
-// install or upgrade hint; timeout/idle (retryable) when the command prints
+// install or upgrade hint; not_installed/not_executable when the version
+// command fails (a broken install); timeout/idle (retryable) when it prints
 // no version within the timeout.
 func (p VersionProbe) Detect(ctx context.Context, bin string) (Install, error) {
 	path, err := p.Find(bin)
@@ -162,9 +163,13 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	if !versionRe.MatchString(out) && versionRe.MatchString(stderr.String()) {
 		out = stderr.String() // pi prints its version on stderr
 	}
-	if err != nil && !versionRe.MatchString(out) {
-		return "", events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable, p.upgradeHint(),
-			"%s %s failed: %v: %s", path, strings.Join(p.args(), " "), err, firstLine(stderr.String()))
+	if err != nil {
+		// A failing version command is a broken install, whatever else it
+		// printed (a Node crash trace ends in "Node.js v20.20.2", which is
+		// not the agent's version).
+		return "", events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
+			"reinstall: "+p.installHint(),
+			"%s %s failed (%v): %s", path, strings.Join(p.args(), " "), err, errorLine(stderr.String()+"\n"+stdout.String()))
 	}
 	return out, nil
 }
@@ -181,6 +186,17 @@ func (p VersionProbe) upgradeHint() string {
 		return fmt.Sprintf("install %s %s or newer", p.Info.Binary, p.Info.MinVersion)
 	}
 	return fmt.Sprintf("upgrade with `npm i -g %s@latest` (hub needs %s or newer)", p.Info.Package, p.Info.MinVersion)
+}
+
+// errorLine returns the first line of s that mentions an error, else its
+// first line, at most 200 bytes.
+func errorLine(s string) string {
+	for line := range strings.Lines(s) {
+		if strings.Contains(strings.ToLower(line), "error") {
+			return firstLine(line)
+		}
+	}
+	return firstLine(s)
 }
 
 func firstLine(s string) string {

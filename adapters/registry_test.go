@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,24 @@ func TestProbeTimeout(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("probe took %s, want about its 300ms timeout", took)
+	}
+}
+
+// TestProbeFails: a version command that exits non-zero is a broken install
+// even when its output holds something like a version (a Node crash trace
+// ends in "Node.js v20.20.2"); the message keeps the agent's error line.
+func TestProbeFails(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "agent")
+	script := "#!/bin/sh\necho 'file:///x/bin/codex.js:100' >&2\necho 'Error: Missing optional dependency @openai/codex-linux-x64. Reinstall Codex.' >&2\necho 'Node.js v20.20.2' >&2\nexit 1\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := adapters.VersionProbe{Info: adapters.Info{Binary: "agent", InstallHint: "npm i -g agent"}}.Detect(t.Context(), bin)
+	var e *events.Error
+	if !errors.As(err, &e) || e.Bin != events.BinNotInstalled || e.Reason != events.ReasonNotExecutable {
+		t.Fatalf("Detect = %+v, %v; want not_installed/not_executable", inst, err)
+	}
+	if !strings.Contains(e.Message, "Missing optional dependency") || !strings.Contains(e.Hint, "npm i -g agent") || inst.Version != "" {
+		t.Errorf("error %q (hint %q), version %q: want the agent's error line, the install hint and no version", e.Message, e.Hint, inst.Version)
 	}
 }

@@ -228,8 +228,14 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	}
 	inst, err := ad.Detect(detectCtx, r.req.Bin)
 	if err != nil {
-		if errors.Is(context.Cause(detectCtx), ErrWallTimeout) && ctx.Err() == nil {
+		switch {
+		case errors.Is(context.Cause(detectCtx), ErrWallTimeout) && ctx.Err() == nil:
 			err = r.hubCause(ctx, ErrWallTimeout, r.req.Limits)
+		case ctx.Err() != nil:
+			// The caller's cancel or deadline, as for a running agent.
+			if e := r.hubCause(ctx, context.Cause(ctx), r.req.Limits); e != nil {
+				err = e
+			}
 		}
 		return r.fail([]string{bin}, inst.Version, err)
 	}

@@ -628,3 +628,18 @@ func TestReplayBudget(t *testing.T) {
 		t.Errorf("%d usage events, %d tokens; want replay to stop at the second (200 tokens)", usages, fin.Usage.Sum())
 	}
 }
+
+// TestRunDeadlineDuringProbe: a caller's deadline that passes while hub
+// probes the agent's version is timeout/wall, as it is once the agent runs;
+// a cancel is cancelled/caller.
+func TestRunDeadlineDuringProbe(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	res := runFake(t, ctx, "version-hang", nil)
+	wantBin(t, res.fin, events.BinTimeout, events.ReasonWall)
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	time.AfterFunc(300*time.Millisecond, cancel2)
+	res = runFake(t, ctx2, "version-hang", nil)
+	wantBin(t, res.fin, events.BinCancelled, events.ReasonCaller)
+}

@@ -90,6 +90,10 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
 		return adapters.Command{}, err
 	}
+	if !utf8.ValidString(req.Prompt) {
+		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"send the prompt as UTF-8 text", "codex accepts only UTF-8 prompts; this one has invalid bytes")
+	}
 	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {
 		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
 			"put the material in files in the working directory and refer to them in a short prompt",
@@ -125,12 +129,12 @@ func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
 }
 
 // ConfigModel returns the model Codex will use when hub passes none: the
-// top-level `model` of $CODEX_HOME/config.toml (default ~/.codex), or the
-// `model` of the profile its top-level `profile` selects. CODEX_HOME and HOME
-// are taken from extra (the run's K=V additions) before hub's environment.
-// The file is only read. "" when there is none, it does not parse, or it
-// names no model (Codex then uses its built-in default, which hub cannot
-// price).
+// top-level `model` of $CODEX_HOME/config.toml (default ~/.codex). CODEX_HOME
+// and HOME are taken from extra (the run's K=V additions) before hub's
+// environment. The file is only read. "" when there is none, it does not
+// parse, or it names no model (Codex then uses its built-in default, which
+// hub cannot price). Codex 0.169.0 refuses the older in-file profiles, and
+// hub passes no --profile, so profiles do not change the model here.
 func ConfigModel(extra []string) string {
 	getenv := func(k string) string {
 		for i := len(extra) - 1; i >= 0; i-- {
@@ -149,17 +153,10 @@ func ConfigModel(extra []string) string {
 		dir = filepath.Join(home, ".codex")
 	}
 	var cfg struct {
-		Model    string `toml:"model"`
-		Profile  string `toml:"profile"`
-		Profiles map[string]struct {
-			Model string `toml:"model"`
-		} `toml:"profiles"`
+		Model string `toml:"model"`
 	}
 	if _, err := toml.DecodeFile(filepath.Join(dir, "config.toml"), &cfg); err != nil {
 		return ""
-	}
-	if p, ok := cfg.Profiles[cfg.Profile]; ok && cfg.Profile != "" && p.Model != "" {
-		return p.Model
 	}
 	return cfg.Model
 }

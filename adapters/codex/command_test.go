@@ -2,6 +2,8 @@ package codex_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +44,7 @@ func TestCommandRefuses(t *testing.T) {
 	}{
 		{"empty", adapters.Request{Prompt: " \n"}, events.ReasonBadRequest},
 		{"too many characters", adapters.Request{Prompt: strings.Repeat("é", codex.MaxPromptChars+1)}, events.ReasonPromptTooLarge},
+		{"not UTF-8", adapters.Request{Prompt: "MOCK_TEXT \xff\xfe bad"}, events.ReasonBadRequest},
 		{"thread name", adapters.Request{Prompt: "hi", Resume: "my-thread"}, events.ReasonBadSession},
 		{"path", adapters.Request{Prompt: "hi", Resume: "../../etc/passwd"}, events.ReasonBadSession},
 		{"flag", adapters.Request{Prompt: "hi", Resume: "-rf"}, events.ReasonBadSession},
@@ -55,5 +58,24 @@ func TestCommandRefuses(t *testing.T) {
 	// Exactly at the limit is accepted: characters, not bytes, count.
 	if _, err := (&codex.Adapter{}).Command(adapters.Request{Prompt: strings.Repeat("é", codex.MaxPromptChars)}, inst); err != nil {
 		t.Errorf("prompt of %d two-byte characters refused: %v", codex.MaxPromptChars, err)
+	}
+}
+
+func TestConfigModel(t *testing.T) {
+	dir := t.TempDir()
+	if got := codex.ConfigModel([]string{"CODEX_HOME=" + dir}); got != "" {
+		t.Errorf("no config: %q, want \"\"", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte("model = \"gpt-5.4\"\n[features]\nplugins = false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := codex.ConfigModel([]string{"CODEX_HOME=/elsewhere", "CODEX_HOME=" + dir}); got != "gpt-5.4" {
+		t.Errorf("config model = %q, want gpt-5.4 (the last CODEX_HOME wins)", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte("model = \"gpt-5.4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := codex.ConfigModel([]string{"CODEX_HOME=" + dir}); got != "" {
+		t.Errorf("config that does not parse: %q, want \"\"", got)
 	}
 }

@@ -25,7 +25,7 @@ func TestCommand(t *testing.T) {
 		{adapters.Request{Prompt: "hi", Model: "mock/mock-model"}, "--print --mode json --provider mock --model mock-model hi", ""},
 		{adapters.Request{Prompt: "hi", Model: "openrouter/anthropic/claude"}, "--print --mode json --provider openrouter --model anthropic/claude hi", ""},
 		{adapters.Request{Prompt: "hi", Model: "sonnet:high"}, "--print --mode json --model sonnet:high hi", ""},
-		{adapters.Request{Prompt: "hi", Resume: "01a2"}, "--print --mode json --session 01a2 hi", ""},
+		{adapters.Request{Prompt: "hi", Resume: "01a22b38-0219-7031-832a-16d4def5925b"}, "--print --mode json --session 01a22b38-0219-7031-832a-16d4def5925b hi", ""},
 		{adapters.Request{Prompt: "--help"}, "--print --mode json", "--help"},
 		{adapters.Request{Prompt: "-v"}, "--print --mode json", "-v"},
 		{adapters.Request{Prompt: "@file.md"}, "--print --mode json", "@file.md"},
@@ -63,6 +63,8 @@ func TestCommandRefuses(t *testing.T) {
 		{"relative path", adapters.Request{Prompt: "hi", Resume: "../../etc/passwd"}, events.ReasonBadSession},
 		{"jsonl file", adapters.Request{Prompt: "hi", Resume: "s.jsonl"}, events.ReasonBadSession},
 		{"flag", adapters.Request{Prompt: "hi", Resume: "-rf"}, events.ReasonBadSession},
+		// pi resumes the first of the sessions an id prefix matches.
+		{"id prefix", adapters.Request{Prompt: "hi", Resume: "01a22b51-"}, events.ReasonBadSession},
 	}
 	for _, tt := range tests {
 		_, err := (&pi.Adapter{}).Command(tt.req, adapters.Install{Path: "/bin/pi"})

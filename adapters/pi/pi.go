@@ -101,7 +101,7 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" && !sessionID.MatchString(req.Resume) {
 		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadSession,
 			"pass the session_id of an earlier pi run (run.finished.session_id)",
-			"--resume %q is not a pi session id (letters, digits, '-' and '_'); hub does not pass session file paths to pi", req.Resume)
+			"--resume %q is not a whole pi session id (a UUID); hub passes pi neither session file paths nor id prefixes", req.Resume)
 	}
 	if req.Resume != "" {
 		args = append(args, "--session", req.Resume)
@@ -115,9 +115,10 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	return cmd, nil
 }
 
-// sessionID is what hub passes to pi's --session: a session id (a UUID) or a
-// prefix of one. Anything else pi would read as a file path.
-var sessionID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+// sessionID is what hub passes to pi's --session: a whole session id, a
+// UUID (pi 0.73.1 makes UUIDv7 ids). pi would read a path as a session file,
+// and a prefix shared by sessions of the same minute as the first of them.
+var sessionID = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // argSafe reports whether pi's argument parser reads prompt as a message.
 func argSafe(prompt string) bool {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -465,5 +466,84 @@ func TestReplayCommand(t *testing.T) {
 		if code, _, _ := hub(t, "", append([]string{"replay"}, args...)...); code != 2 {
 			t.Errorf("replay %q: exit %d, want 2", args, code)
 		}
+	}
+}
+
+// TestStalledStdout: a consumer that never reads hub's stdout cannot hold
+// hub past --timeout: the agent is stopped at the timeout, hub gives up on
+// its output shortly after and exits 11 with the reason on stderr.
+func TestStalledStdout(t *testing.T) {
+	t.Parallel()
+	exe, _ := os.Executable()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	// 200 KiB of events fill any pipe buffer, then the agent waits.
+	bin := fakeAgent(t, `echo $$ > `+pidfile+`
+i=0; while [ $i -lt 2000 ]; do echo '{"type":"text","sessionID":"ses_full","part":{"type":"text","text":"`+strings.Repeat("x", 100)+`"}}'; i=$((i+1)); done
+sleep 300`)
+	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--timeout", "1s", "--grace", "300ms", "x")
+	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close() // held open and never read
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("hub hung on a stdout nobody reads")
+	}
+	if took := time.Since(start); took > 1300*time.Millisecond+stallMargin+3*time.Second {
+		t.Errorf("hub took %s, want about --timeout + --grace + %s", took, stallMargin)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 11 || !strings.Contains(stderr.String(), "not being read") {
+		t.Errorf("exit %d, stderr %q; want 11 naming the stalled consumer", code, stderr.String())
+	}
+	b, _ := os.ReadFile(pidfile)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	if pid == 0 {
+		t.Fatal("agent never wrote its pid")
+	}
+	if live := proc.LiveInGroup(pid); len(live) > 0 {
+		t.Errorf("agent's processes %v still running after hub exited", live)
+	}
+}
+
+// TestStallGuard: a slow reader loses nothing; a stalled one makes writes
+// fail once giveUp closes.
+func TestStallGuard(t *testing.T) {
+	t.Parallel()
+	r, w := io.Pipe()
+	giveUp := make(chan struct{})
+	g := &stallGuard{w: w, giveUp: giveUp}
+	got := make(chan []byte)
+	go func() {
+		time.Sleep(100 * time.Millisecond) // slow, not stalled
+		b := make([]byte, 5)
+		n, _ := io.ReadFull(r, b)
+		got <- b[:n]
+	}()
+	if n, err := g.Write([]byte("hello")); n != 5 || err != nil {
+		t.Fatalf("write to a slow reader = %d, %v", n, err)
+	}
+	if b := <-got; string(b) != "hello" {
+		t.Fatalf("reader got %q", b)
+	}
+	close(giveUp)
+	if _, err := g.Write([]byte("stuck")); !errors.Is(err, errStalled) {
+		t.Errorf("write after giving up on a stalled reader = %v, want errStalled", err)
+	}
+	if _, err := g.Write([]byte("more")); !errors.Is(err, errStalled) {
+		t.Errorf("later write = %v, want errStalled at once", err)
 	}
 }

@@ -160,7 +160,6 @@ func runAction(c *cli.Context) error {
 	}
 
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	sink, done := outputSink(output, stdout, stderr)
 	req.Kill = forceKill
 	// hub runs one agent: as a child subreaper it gets the agent's orphans
 	// (a tool's detached children) and kills them with the run.
@@ -173,6 +172,10 @@ func runAction(c *cli.Context) error {
 		cancel(events.NewError(events.BinInternal, "", "check the consumer of hub's output",
 			"hub's stdout was closed by its reader; the agent was stopped"))
 	})
+	// A consumer that stops reading must not hold hub past the run's end.
+	giveUp, stopWatch := giveUpAfter(ctx, req.Limits.Timeout, req.Limits.GraceOrDefault())
+	defer stopWatch()
+	sink, done := outputSink(output, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
 	fin := adapters.Run(ctx, req, sink)
 	closed()
 	if rawLog != nil && rawLog.err != nil {

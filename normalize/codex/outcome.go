@@ -12,7 +12,7 @@ import (
 // Hints for the failures Codex reports.
 const (
 	hintAuth     = "check the API key Codex sends (the model provider's env_key, or `codex login`)"
-	hintConfig   = "set the environment variable the message names, or configure the model provider in $CODEX_HOME/config.toml"
+	hintConfig   = "fix what the message names: the environment variable of the provider's key, or $CODEX_HOME/config.toml (default ~/.codex/config.toml)"
 	hintRate     = "wait and retry, or lower the request rate"
 	hintQuota    = "check the account's plan, billing and usage limits; retry after the reset time"
 	hintServer   = "the provider failed; retry later"
@@ -45,7 +45,8 @@ var rules = []rule{
 		"put the material in files in the working directory and refer to them in a short prompt"},
 	{[]string{"unexpected status 401", "unexpected status 403", "invalid_api_key", "incorrect api key"},
 		events.BinUnavailable, events.ReasonAuth, hintAuth},
-	{[]string{"missing environment variable"}, events.BinUnavailable, events.ReasonNotConfigured, hintConfig},
+	{[]string{"missing environment variable", "error loading config", "is no longer supported"},
+		events.BinUnavailable, events.ReasonNotConfigured, hintConfig},
 	{[]string{"usage limit", "insufficient_quota", "exceeded your current quota", "quota exceeded",
 		"out of credits", "usage not included"}, events.BinUnavailable, events.ReasonQuota, hintQuota},
 	{[]string{"last status: 429", "unexpected status 429", "rate limit"}, events.BinUnavailable, events.ReasonRateLimit, hintRate},
@@ -165,21 +166,31 @@ func Fallback(end normalize.End, lastError string) *events.Error {
 	}
 }
 
-// meaningfulStderr returns the last stderr lines worth quoting: Codex always
-// starts with "Reading additional input from stdin...", and anyhow errors end
-// in a stack backtrace of "<unknown>" frames; both are dropped.
+// meaningfulStderr returns the stderr lines worth quoting: from the first
+// line that starts with "Error" (Codex's config errors explain themselves
+// over several lines: "Error loading config.toml:", the file and position,
+// the cause), else the last ones; at most three. Codex's "Reading additional
+// input from stdin...", blank lines and anyhow's "<unknown>" backtrace
+// frames are dropped.
 func meaningfulStderr(s string) string {
 	var keep []string
+	first := -1
 	for _, line := range strings.Split(s, "\n") {
 		t := strings.TrimSpace(line)
 		switch {
 		case t == "", strings.HasPrefix(t, "Reading additional input from stdin"),
-			t == "Stack backtrace:", strings.HasSuffix(t, ": <unknown>"):
+			t == "Stack backtrace:", strings.HasSuffix(t, ": <unknown>"), t == "|":
 			continue
+		}
+		if first < 0 && strings.HasPrefix(t, "Error") {
+			first = len(keep)
 		}
 		keep = append(keep, t)
 	}
-	if len(keep) > 3 {
+	switch {
+	case first >= 0:
+		keep = keep[first:min(first+3, len(keep))]
+	case len(keep) > 3:
 		keep = keep[len(keep)-3:]
 	}
 	return normalize.Shorten(strings.Join(keep, " | "), 600)

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hubcli/hub/events"
@@ -93,7 +94,7 @@ func TestClassifyRows(t *testing.T) {
 // TestClassifyRows classifies as, so no row is dead.
 func TestRulesAllReached(t *testing.T) {
 	samples := []string{
-		"ran out of room in the model's context window", "input_too_large", "unexpected status 401", "Missing environment variable: X",
+		"ran out of room in the model's context window", "input_too_large", "unexpected status 401", "Error loading config.toml: x",
 		"usage limit", "last status: 429", "at capacity", "high demand", "Connection failed",
 		"model_not_found", "no rollout found for thread id x", "unexpected status 400",
 	}
@@ -140,6 +141,10 @@ func TestFallback(t *testing.T) {
 	}{
 		{"bad session on stderr", normalize.End{ExitCode: &one, Stderr: "Reading additional input from stdin...\nError: thread/resume: thread/resume failed: no rollout found for thread id x (code -32600)\n\nStack backtrace:\n   0: <unknown>\n"},
 			"", events.BinInvalidInput, events.ReasonBadSession},
+		{"config does not parse", normalize.End{ExitCode: &one, Stderr: "Error loading config.toml:\n/h/config.toml:1:17: invalid basic string, expected `\"`\n  |\n1 | model = \"gpt-5.5\n  |                 ^\n"},
+			"", events.BinUnavailable, events.ReasonNotConfigured},
+		{"wire_api chat", normalize.End{ExitCode: &one, Stderr: "Error loading config.toml: `wire_api = \"chat\"` is no longer supported.\nHow to fix: set `wire_api = \"responses\"` in your provider config.\nMore info: https://example/7782\nin `model_providers.m.wire_api`\n"},
+			"", events.BinUnavailable, events.ReasonNotConfigured},
 		{"last error decides", normalize.End{ExitCode: &one}, "Selected model is at capacity.", events.BinUnavailable, events.ReasonOverloaded},
 		{"killed", normalize.End{Signal: "SIGKILL"}, "", events.BinAgentFailed, events.ReasonCrashed},
 		{"exit status", normalize.End{ExitCode: &one, Stderr: "Error: something odd\n"}, "", events.BinAgentFailed, events.ReasonExitStatus},
@@ -150,6 +155,9 @@ func TestFallback(t *testing.T) {
 		if e.Bin != tt.bin || e.Reason != tt.reason {
 			t.Errorf("%s: Fallback = %s/%s (%s), want %s/%s", tt.name, e.Bin, e.Reason, e.Message, tt.bin, tt.reason)
 		}
+	}
+	if e := Fallback(tests[1].end, ""); !strings.Contains(e.Message, "invalid basic string") {
+		t.Errorf("config error message = %q, want the cause line kept", e.Message)
 	}
 	e := Fallback(tests[0].end, "")
 	if want := "Error: thread/resume: thread/resume failed: no rollout found for thread id x (code -32600)"; e.Message != want {
