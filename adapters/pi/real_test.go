@@ -379,7 +379,7 @@ func TestRealSetupErrors(t *testing.T) {
 	}{
 		{"unknown provider", "nope/mock-model", "", events.BinInvalidInput, events.ReasonBadModel, `Unknown provider "nope"`},
 		{"no API key", "anthropic/claude-sonnet-4-5", "", events.BinUnavailable, events.ReasonNotConfigured, "No API key found for anthropic"},
-		{"unknown session", "", "0000-no-such-session", events.BinInvalidInput, events.ReasonBadSession, "No session found matching '0000-no-such-session'"},
+		{"unknown session", "", "00000000-0000-7000-8000-000000000000", events.BinInvalidInput, events.ReasonBadSession, "No session found matching '00000000-0000-7000-8000-000000000000'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
