@@ -306,15 +306,7 @@ while true; do echo '{"type":"step_start","sessionID":"ses_pipe","part":{}}'; sl
 	if code := cmd.ProcessState.ExitCode(); code != 11 {
 		t.Errorf("hub exit = %d (%v), want 11", code, cmd.ProcessState)
 	}
-	b, _ := os.ReadFile(pidfile)
-	var pid int
-	fmt.Sscan(string(b), &pid)
-	if pid == 0 {
-		t.Fatal("agent never wrote its pid")
-	}
-	if live := proc.LiveInGroup(pid); len(live) > 0 {
-		t.Errorf("agent's processes %v still running after hub exited", live)
-	}
+	wantAgentGone(t, pidfile)
 }
 
 // TestOrphansKilled: an agent whose tool detaches a child (setsid, parent
@@ -508,15 +500,7 @@ sleep 300`)
 	if code := cmd.ProcessState.ExitCode(); code != 11 || !strings.Contains(stderr.String(), "not being read") {
 		t.Errorf("exit %d, stderr %q; want 11 naming the stalled consumer", code, stderr.String())
 	}
-	b, _ := os.ReadFile(pidfile)
-	var pid int
-	fmt.Sscan(string(b), &pid)
-	if pid == 0 {
-		t.Fatal("agent never wrote its pid")
-	}
-	if live := proc.LiveInGroup(pid); len(live) > 0 {
-		t.Errorf("agent's processes %v still running after hub exited", live)
-	}
+	wantAgentGone(t, pidfile)
 }
 
 // TestStallGuard: a slow reader loses nothing; a stalled one makes writes
@@ -545,5 +529,20 @@ func TestStallGuard(t *testing.T) {
 	}
 	if _, err := g.Write([]byte("more")); !errors.Is(err, errStalled) {
 		t.Errorf("later write = %v, want errStalled at once", err)
+	}
+}
+
+// wantAgentGone fails t unless the fake agent whose pid is in pidfile wrote
+// it and nothing of its process group is left.
+func wantAgentGone(t *testing.T, pidfile string) {
+	t.Helper()
+	b, _ := os.ReadFile(pidfile)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	if pid == 0 {
+		t.Fatal("agent never wrote its pid")
+	}
+	if live := proc.LiveInGroup(pid); len(live) > 0 {
+		t.Errorf("agent's processes %v still running after hub exited", live)
 	}
 }
