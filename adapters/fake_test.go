@@ -34,6 +34,25 @@ func okStream(w io.Writer) { fmt.Fprintln(w, stepLine+"\n"+textLine+"\n"+stopLin
 // process with the agent's argv (after argv[0]).
 var scenarios = map[string]func(args []string){
 	"ok": func([]string) { okStream(os.Stdout) },
+	// trip: one step whose usage ($0.50, 100 tokens) crosses any budget
+	// below it; it records when it wrote that line and when SIGTERM came
+	// (Unix nanoseconds) in $HUB_FAKE_OUT, then exits.
+	"trip": func([]string) {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM)
+		fmt.Println(stepLine)
+		crossing := `{"type":"step_finish","timestamp":1,"sessionID":"ses_fake1","part":{"type":"step-finish","reason":"tool-calls","tokens":{"input":60,"output":40,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.5}}` + "\n"
+		t0 := time.Now().UnixNano()
+		os.Stdout.WriteString(crossing)
+		select {
+		case <-sig:
+			t1 := time.Now().UnixNano()
+			os.WriteFile(os.Getenv("HUB_FAKE_OUT"), fmt.Appendf(nil, "%d %d", t0, t1), 0o644)
+			os.Exit(0)
+		case <-time.After(10 * time.Second):
+			os.Exit(3)
+		}
+	},
 	// steps: five model steps, each a tool call and a usage report of 100
 	// tokens and $0.50 (or no cost: HUB_FAKE_NOCOST), 50 ms apart, then an
 	// answer; then it ignores SIGTERM and hangs, so only a stop ends it.
