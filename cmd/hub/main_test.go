@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -544,5 +545,86 @@ func wantAgentGone(t *testing.T, pidfile string) {
 	}
 	if live := proc.LiveInGroup(pid); len(live) > 0 {
 		t.Errorf("agent's processes %v still running after hub exited", live)
+	}
+}
+
+// TestTreeDiesOnEveryStop: an agent that ignores SIGTERM (and so do the
+// processes it starts) runs a grandchild in its own process group, one in a
+// session of its own, and a double-forked daemon, then reports usage. For
+// every way hub stops a run — budget, wall timeout, idle timeout, SIGTERM to
+// hub — none of them may survive hub (kill(pid, 0) after it exited).
+func TestTreeDiesOnEveryStop(t *testing.T) {
+	t.Parallel()
+	exe, _ := os.Executable()
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		signal bool // send SIGTERM to hub once the tree is up
+		code   int
+	}{
+		{"budget", []string{"--max-tokens", "5"}, false, 9},
+		{"wall timeout", []string{"--timeout", "1500ms"}, false, 8},
+		{"idle timeout", []string{"--idle-timeout", "1s"}, false, 8},
+		{"SIGTERM to hub", nil, true, 130},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			pids := filepath.Join(dir, "pids")
+			body := `trap '' TERM
+sleep 300 & echo $! >> ` + pids + `
+setsid -f sh -c 'echo $$ >> ` + pids + `; exec sleep 300' </dev/null >/dev/null 2>&1
+( setsid sh -c 'echo $$ >> ` + pids + `; exec sleep 300' </dev/null >/dev/null 2>&1 & )
+while [ $(wc -l < ` + pids + `) -lt 3 ]; do sleep 0.01; done
+echo '{"type":"step_start","sessionID":"ses_t","part":{}}'
+sleep 0.2
+echo '{"type":"step_finish","sessionID":"ses_t","part":{"reason":"tool-calls","tokens":{"input":6,"output":4,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}'
+sleep 300`
+			bin := fakeAgent(t, body)
+			args := append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--grace", "300ms"}, tc.args...)
+			cmd := exec.Command(exe, append(args, "x")...)
+			cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.signal {
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+					if b, _ := os.ReadFile(pids); bytes.Count(b, []byte("\n")) >= 3 || time.Now().After(deadline) {
+						break
+					}
+				}
+				time.Sleep(100 * time.Millisecond) // let hub take a snapshot of the tree
+				cmd.Process.Signal(syscall.SIGTERM)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("hub did not exit")
+			}
+			if code := cmd.ProcessState.ExitCode(); code != tc.code {
+				t.Errorf("hub exit %d, want %d\n%s", code, tc.code, out.Bytes())
+			}
+			b, _ := os.ReadFile(pids)
+			var n int
+			for _, f := range strings.Fields(string(b)) {
+				pid, err := strconv.Atoi(f)
+				if err != nil {
+					continue
+				}
+				n++
+				if proc.Running(pid) {
+					t.Errorf("process %d of the agent's tree survived hub", pid)
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			if n != 3 {
+				t.Errorf("%d pids recorded, want 3 (grandchild, own session, daemon)", n)
+			}
+		})
 	}
 }
