@@ -143,6 +143,16 @@ var scenarios = map[string]func(args []string){
 		time.Sleep(1500 * time.Millisecond) // long enough for hub to see it
 		okStream(os.Stdout)
 	},
+	"tool-daemon": func([]string) {
+		// A double-forked daemon in a session of its own, ignoring SIGTERM;
+		// the agent answers and exits at once, before any periodic
+		// snapshot: only the environment marker ties the daemon to the run.
+		cmd := exec.Command("sh", "-c", `( setsid sh -c 'trap "" TERM; echo $$ > "$HUB_FAKE_PIDFILE"; exec sleep 300' </dev/null >/dev/null 2>&1 & ); while [ ! -s "$HUB_FAKE_PIDFILE" ]; do sleep 0.01; done`)
+		if err := cmd.Run(); err != nil {
+			os.Exit(9)
+		}
+		okStream(os.Stdout)
+	},
 	"detached-writer": func([]string) {
 		// A process in a session of its own keeps writing to stdout after
 		// the agent exits, and ignores SIGTERM.

@@ -249,6 +249,10 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	cmd.Dir = r.req.Cwd
 	cmd.Env = append(append(os.Environ(), spec.Env...), r.req.Env...)
 	r.secrets = newSecrets(cmd.Env)
+	// Every process of the run inherits this entry, so that hub finds the
+	// ones that left the agent's tree (see proc.Group.SnapshotMarked).
+	marker := runMarker + "=" + newRunID()
+	cmd.Env = append(cmd.Env, marker)
 	if spec.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
@@ -276,6 +280,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err))
 	}
 	g.Orphans = r.req.ReapOrphans
+	g.Marker = marker
 	pid := g.PGID
 	r.emit(events.RunStarted{Argv: Redact(argv), Cwd: r.cwd(), PID: &pid, AgentVersion: &inst.Version, Limits: r.req.Limits.Event()})
 
@@ -335,6 +340,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 		}
 		r.stopped.Store(&stopRecord{cause: context.Cause(runCtx)})
 		g.Snapshot()
+		g.SnapshotMarked()
 		sig := syscall.SIGTERM
 		if errors.Is(context.Cause(runCtx), ErrKilled) {
 			sig = syscall.SIGKILL
@@ -366,6 +372,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 		if g.Orphans {
 			g.Snapshot() // the agent's orphans are children of this process now
 		}
+		g.SnapshotMarked() // and those re-parented to init
 		_ = g.Signal(syscall.SIGKILL)
 		out.agentExited()
 		errOut.agentExited()
@@ -417,6 +424,10 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	}
 	return r.finish(outcome, code, sig)
 }
+
+// runMarker names the environment entry that marks every process of a run:
+// HUB_RUN_MARK=<random>. Processes that clear their environment escape it.
+const runMarker = "HUB_RUN_MARK"
 
 // snapshotEvery is how often hub records the agent's descendants while it
 // runs, so that tool processes in other process groups are still found and

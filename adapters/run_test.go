@@ -269,7 +269,7 @@ func TestRunStops(t *testing.T) {
 		maxTook  time.Duration
 		cancelOn events.Type // cancel the caller's context when this event arrives
 		killOn   events.Type // close Request.Kill when this event arrives
-		detached bool        // the scenario leaves a process hub cannot see; kill it after
+		detached bool        // the scenario leaves a process hub cannot find; kill it after
 	}{
 		{name: "idle", scenario: "hang", limits: budget.Limits{IdleTimeout: 300 * time.Millisecond, Grace: time.Second},
 			bin: events.BinTimeout, reason: events.ReasonIdle, signal: "SIGTERM", maxTook: 3 * time.Second},
@@ -280,7 +280,8 @@ func TestRunStops(t *testing.T) {
 		{name: "kill channel skips the grace", scenario: "ignore-term", killOn: events.TypeSessionStarted, limits: budget.Limits{Grace: time.Minute},
 			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGKILL", maxTook: 3 * time.Second},
 		{name: "detached writer holds stdout", scenario: "detached-writer", limits: budget.Limits{Timeout: 20 * time.Second},
-			maxTook: 5 * time.Second, detached: true},
+			maxTook: 5 * time.Second},
+		{name: "double-forked daemon of an agent that exits at once", scenario: "tool-daemon", maxTook: 5 * time.Second},
 		{name: "agent closes stdout and idles", scenario: "close-stdout", limits: budget.Limits{IdleTimeout: 500 * time.Millisecond, Grace: time.Second},
 			bin: events.BinTimeout, reason: events.ReasonIdle, signal: "SIGTERM", maxTook: 3 * time.Second},
 		{name: "a step after the terminal event is unfinished", scenario: "stop-then-more", limits: budget.Limits{Timeout: 1500 * time.Millisecond, Grace: time.Second},
@@ -353,7 +354,10 @@ func TestRunStops(t *testing.T) {
 				}
 			}
 			if b, err := os.ReadFile(pidfile); err == nil && !tt.detached {
-				pid, _ := strconv.Atoi(string(b))
+				pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+				if err != nil || pid <= 0 {
+					t.Fatalf("pid file %q: %v", b, err)
+				}
 				if proc.Running(pid) {
 					t.Errorf("process %d the agent started is still running after Run", pid)
 				}

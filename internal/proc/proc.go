@@ -35,6 +35,13 @@ type Group struct {
 	// one group at a time, to which the group's orphans are re-parented.
 	Orphans bool
 
+	// Marker, when not "", is an environment entry ("K=V") the caller put
+	// in the leader's environment, unique to this group: every process the
+	// leader starts inherits it unless it clears its environment, so
+	// SnapshotMarked finds them even once they are no longer descendants
+	// (re-parented to init after their parent exited).
+	Marker string
+
 	mu       sync.Mutex
 	tree     map[int]uint64 // descendants seen by Snapshot → their start time
 	release  chan struct{}
@@ -97,6 +104,41 @@ func (g *Group) Snapshot() int {
 		}
 	}
 	return len(g.tree)
+}
+
+// SnapshotMarked records every live process (not this one, not zombies)
+// whose environment holds Marker, as Snapshot records descendants. It reads
+// /proc/<pid>/environ of every process of this user: call it at the moments
+// that need it (a stop, the leader's exit), not on a timer.
+func (g *Group) SnapshotMarked() {
+	if g.Marker == "" {
+		return
+	}
+	marker := []byte(g.Marker)
+	self := os.Getpid()
+	var found []procInfo
+	scan(func(p procInfo) {
+		if p.zombie || p.pid == self || p.pid == g.PGID {
+			return
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/environ")
+		if err != nil {
+			return
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, marker) {
+				found = append(found, p)
+				return
+			}
+		}
+	})
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, p := range found {
+		if _, seen := g.tree[p.pid]; !seen {
+			g.tree[p.pid] = p.start
+		}
+	}
 }
 
 // Signal sends sig to every process of the group, to every recorded
