@@ -398,16 +398,7 @@ func TestHangStall(t *testing.T) {
 			}
 
 			if tt.scenario == mockllm.Hang {
-				time.AfterFunc(200*time.Millisecond, cancel)
-				begin := time.Now()
-				resp, err := http.DefaultClient.Do(req)
-				if err == nil {
-					resp.Body.Close()
-					t.Fatalf("POST(%s) = %d, want no response", tt.scenario, resp.StatusCode)
-				}
-				if d := time.Since(begin); !errors.Is(err, context.Canceled) || d > prompt {
-					t.Errorf("POST(%s) = %v after %v, want context.Canceled within %v", tt.scenario, err, d, prompt)
-				}
+				wantNoResponse(t, req, cancel)
 				return
 			}
 
@@ -708,5 +699,22 @@ func TestScenariosAllParse(t *testing.T) {
 	all[0] = "MOCK_CHANGED"
 	if mockllm.Scenarios()[0] == "MOCK_CHANGED" {
 		t.Errorf("Scenarios() shares its array with the caller")
+	}
+}
+
+// wantNoResponse sends req to a hanging scenario, cancels it after 200 ms and
+// fails t unless the request got no response and ended promptly with
+// context.Canceled.
+func wantNoResponse(t *testing.T, req *http.Request, cancel context.CancelFunc) {
+	t.Helper()
+	time.AfterFunc(200*time.Millisecond, cancel)
+	begin := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("POST = %d, want no response", resp.StatusCode)
+	}
+	if d := time.Since(begin); !errors.Is(err, context.Canceled) || d > prompt {
+		t.Errorf("POST = %v after %v, want context.Canceled within %v", err, d, prompt)
 	}
 }
