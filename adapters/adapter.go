@@ -80,6 +80,11 @@ type Request struct {
 	// After its first write error it receives nothing more and the run goes
 	// on; wrap it to learn of the error.
 	RawLog io.Writer
+	// NoTools asks the agent to run with its tools switched off, where its
+	// CLI has a switch for that (claude --tools "", pi --no-tools, opencode
+	// config); codex has none. Run uses it for the final-answer resume
+	// after MaxToolSteps, and stops a tool call made anyway.
+	NoTools bool
 	// NoFailFast keeps the agent retrying errors that retrying cannot fix
 	// (HTTP 401/403); by default hub stops it at the first such retry.
 	NoFailFast bool

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,7 +57,11 @@ var scenarios = map[string]func(args []string){
 	// steps: five model steps, each a tool call and a usage report of 100
 	// tokens and $0.50 (or no cost: HUB_FAKE_NOCOST), 50 ms apart, then an
 	// answer; then it ignores SIGTERM and hangs, so only a stop ends it.
-	"steps": func([]string) {
+	"steps": func(args []string) {
+		if slices.Contains(args, "--session="+sid) {
+			resumeFinal()
+			return
+		}
 		signal.Ignore(syscall.SIGTERM)
 		cost := `,"cost":0.5`
 		if os.Getenv("HUB_FAKE_NOCOST") != "" {
@@ -251,6 +256,32 @@ var (
 	usedMu sync.Mutex
 	used   = map[string]bool{}
 )
+
+// resumeFinal is "steps" resumed for a final answer (hub's final-answer
+// resume after --max-tool-steps). It writes the prompt it read on stdin and
+// OPENCODE_CONFIG_CONTENT to $HUB_FAKE_OUT, then plays $HUB_FAKE_RESUME:
+// "" answers (one step, 100 tokens, $0.50); "tool" calls a tool and hangs;
+// "hang" hangs; "fail" ends with an error event. It ignores SIGTERM.
+func resumeFinal() {
+	signal.Ignore(syscall.SIGTERM)
+	prompt, _ := io.ReadAll(os.Stdin)
+	if out := os.Getenv("HUB_FAKE_OUT"); out != "" {
+		os.WriteFile(out, []byte(string(prompt)+"\n--\n"+os.Getenv("OPENCODE_CONFIG_CONTENT")), 0o644)
+	}
+	fmt.Println(stepLine)
+	switch os.Getenv("HUB_FAKE_RESUME") {
+	case "tool":
+		fmt.Println(`{"type":"tool_use","timestamp":1,"sessionID":"ses_fake1","part":{"type":"tool","tool":"bash","callID":"call_r","state":{"status":"completed","input":{"command":"ls"},"output":"x"}}}`)
+		time.Sleep(time.Hour)
+	case "hang":
+		time.Sleep(time.Hour)
+	case "fail":
+		fmt.Println(`{"type":"error","timestamp":1,"sessionID":"ses_fake1","error":{"name":"APIError","data":{"message":"boom","statusCode":500,"isRetryable":false}}}`)
+	default:
+		fmt.Println(`{"type":"text","timestamp":1,"sessionID":"ses_fake1","part":{"type":"text","text":"partial from the fake"}}`)
+		fmt.Println(`{"type":"step_finish","timestamp":1,"sessionID":"ses_fake1","part":{"type":"step-finish","reason":"stop","tokens":{"input":60,"output":40,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.5}}`)
+	}
+}
 
 // TestMain plays the fake agent when asked, else runs the tests and fails if
 // a scenario was never used.

@@ -111,6 +111,9 @@ type run struct {
 	// with it (hub's own cause).
 	over       atomic.Pointer[events.Error]
 	costWarned bool // the cost_unknown notice for --max-cost was sent
+	// partial says the final answer is the partial one of the final-answer
+	// resume (see finalize).
+	partial bool
 }
 
 func newRunID() string {
@@ -121,7 +124,7 @@ func newRunID() string {
 
 // emit sends one event. After a sink error only run.finished is still sent.
 func (r *run) emit(b events.Body) {
-	r.meter.Observe(b)
+	b = r.meter.Observe(b)
 	if _, last := b.(events.RunFinished); r.sinkErr != nil && !last {
 		return
 	}
@@ -187,8 +190,10 @@ func (r *run) finish(out normalize.Outcome, exitCode *int, signal string) events
 		Usage:      usage,
 		CostUSD:    usage.CostUSD,
 		CostSource: source,
+		Partial:    r.partial,
 	}
 	if r.sinkErr != nil {
+		rf.Partial = false
 		rf.OK = false
 		rf.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", r.sinkErr)
 	}
@@ -243,8 +248,31 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	if err != nil {
 		return r.fail([]string{inst.Path}, inst.Version, err)
 	}
-	argv := append([]string{spec.Path}, spec.Args...)
+	argv := Redact(append([]string{spec.Path}, spec.Args...))
+	res, err := r.agent(ctx, ad, spec, func(pid int) {
+		r.emit(events.RunStarted{Argv: argv, Cwd: r.cwd(), PID: &pid, AgentVersion: &inst.Version, Limits: r.req.Limits.Event()})
+	})
+	if err != nil {
+		return r.fail(argv, inst.Version, err)
+	}
+	if over := r.over.Load(); over != nil && over.Reason == events.ReasonToolSteps {
+		res.outcome = r.finalize(ctx, ad, inst, res.outcome, over)
+	}
+	return r.finish(res.outcome, res.code, res.sig)
+}
 
+// attempt is how one agent process of a run ended.
+type attempt struct {
+	outcome normalize.Outcome
+	code    *int   // exit status; nil if killed by a signal
+	sig     string // the signal that ended it, "" if none
+}
+
+// agent runs one agent process for r.req with spec and judges its end. It
+// calls started (if not nil) with the process group id once the process
+// runs, before any of its events is emitted; it returns an error, and emits
+// nothing, only when the process could not be started.
+func (r *run) agent(ctx context.Context, ad Adapter, spec Command, started func(pid int)) (attempt, error) {
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = r.req.Cwd
 	cmd.Env = append(append(os.Environ(), spec.Env...), r.req.Env...)
@@ -261,13 +289,13 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	// consumer has not read yet.
 	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
-		return r.fail(Redact(argv), inst.Version, fmt.Errorf("stdout pipe: %w", err))
+		return attempt{}, fmt.Errorf("stdout pipe: %w", err)
 	}
 	defer stdout.Close()
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
 		stdoutW.Close()
-		return r.fail(Redact(argv), inst.Version, fmt.Errorf("stderr pipe: %w", err))
+		return attempt{}, fmt.Errorf("stderr pipe: %w", err)
 	}
 	defer stderrR.Close()
 	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
@@ -276,13 +304,14 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 	stdoutW.Close()
 	stderrW.Close()
 	if err != nil {
-		return r.fail(Redact(argv), inst.Version, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
-			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err))
+		return attempt{}, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
+			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err)
 	}
 	g.Orphans = r.req.ReapOrphans
 	g.Marker = marker
-	pid := g.PGID
-	r.emit(events.RunStarted{Argv: Redact(argv), Cwd: r.cwd(), PID: &pid, AgentVersion: &inst.Version, Limits: r.req.Limits.Event()})
+	if started != nil {
+		started(g.PGID)
+	}
 
 	lim := r.req.Limits
 	runCtx, stop := context.WithCancelCause(ctx)
@@ -422,7 +451,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 			outcome.OK, outcome.Error = false, e
 		}
 	}
-	return r.finish(outcome, code, sig)
+	return attempt{outcome: outcome, code: code, sig: sig}, nil
 }
 
 // runMarker names the environment entry that marks every process of a run:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -572,6 +573,7 @@ func TestRunBudget(t *testing.T) {
 			t.Parallel()
 			res := runFake(t, t.Context(), "steps", func(r *adapters.Request) {
 				r.Limits = tt.limits
+				r.Limits.Finalize = -1 // no final-answer resume: see TestRunFinalAnswer
 				r.Limits.Grace = 300 * time.Millisecond
 				r.Limits.Timeout = 30 * time.Second
 				if tt.noCost {
@@ -603,6 +605,90 @@ func TestRunBudget(t *testing.T) {
 			}
 			if want := map[bool]int{true: 1, false: 0}[tt.noCost]; unknown != want {
 				t.Errorf("%d cost_unknown notices, want %d", unknown, want)
+			}
+		})
+	}
+}
+
+// TestRunFinalAnswer: a run that crosses --max-tool-steps is stopped, and
+// its session resumed once with FinalAnswerPrompt and tools off; the resume's
+// answer is the run's text, marked partial, with the resume's usage added.
+// A resume that calls a tool, hangs past its time limit or fails gives no
+// partial answer and says why; Finalize < 0 runs no resume.
+func TestRunFinalAnswer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		resume   string        // HUB_FAKE_RESUME
+		finalize time.Duration // Limits.Finalize
+		partial  bool
+		text     string
+		tokens   int64  // run total: 3 steps of 100 before the crossing, then the resume's
+		note     string // in the error message
+		resumed  bool   // the fake was resumed
+	}{
+		{name: "answer", partial: true, text: "partial from the fake", tokens: 400, note: "resumed session ses_fake1 once, without tools", resumed: true},
+		{name: "tool call in the resume", resume: "tool", tokens: 300, note: "called a tool during the final-answer resume", resumed: true},
+		{name: "resume hangs", resume: "hang", finalize: 700 * time.Millisecond, tokens: 300, note: "failed: timeout/wall", resumed: true},
+		{name: "resume fails", resume: "fail", tokens: 300, note: "failed: unavailable/server", resumed: true},
+		{name: "resume off", finalize: -1, tokens: 300},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "resume")
+			res := runFake(t, t.Context(), "steps", func(r *adapters.Request) {
+				r.Limits = budget.Limits{MaxToolSteps: 3, Finalize: tt.finalize, Grace: 300 * time.Millisecond, Timeout: 30 * time.Second}
+				r.Env = append(r.Env, "HUB_FAKE_OUT="+out, "HUB_FAKE_RESUME="+tt.resume)
+			})
+			wantBin(t, res.fin, events.BinBudgetExceeded, events.ReasonToolSteps)
+			if res.fin.Partial != tt.partial || res.fin.Text != tt.text {
+				t.Errorf("run.finished partial=%v text=%q, want %v %q", res.fin.Partial, res.fin.Text, tt.partial, tt.text)
+			}
+			if !strings.Contains(res.fin.Error.Message, "tool call 4 is over --max-tool-steps 3") || !strings.Contains(res.fin.Error.Message, tt.note) {
+				t.Errorf("error message = %q, want the crossing and %q", res.fin.Error.Message, tt.note)
+			}
+			if got := res.fin.Usage.Sum(); got != tt.tokens {
+				t.Errorf("run.finished tokens = %d, want %d", got, tt.tokens)
+			}
+			if res.fin.Signal == nil || *res.fin.Signal != "SIGKILL" {
+				t.Errorf("signal = %v, want the first process's SIGKILL (it ignores SIGTERM)", res.fin.Signal)
+			}
+			if res.took > 8*time.Second {
+				t.Errorf("run took %s", res.took)
+			}
+			got, err := os.ReadFile(out)
+			if !tt.resumed {
+				if err == nil {
+					t.Errorf("the agent was resumed (%q), want no resume", got)
+				}
+				return
+			}
+			if want := adapters.FinalAnswerPrompt + "\n--\n" + `{"tools":{"*":false}}`; string(got) != want {
+				t.Errorf("the resume read %q, want the final-answer prompt and tools off: %q", got, want)
+			}
+			// The resume's events follow the crossing tool call, in the same run.
+			var after []events.Type
+			for i, ev := range res.events {
+				if ts, ok := ev.Body.(events.ToolStarted); ok && ts.CallID == "call_4" {
+					for _, e := range res.events[i+1:] {
+						after = append(after, e.Type())
+					}
+				}
+			}
+			if len(after) < 2 || after[0] != events.TypeSessionStarted || after[len(after)-1] != events.TypeRunFinished {
+				t.Errorf("events after the crossing = %v, want the resume's (session.started …) then run.finished", after)
+			}
+			if tt.partial {
+				var u *events.Usage
+				for _, ev := range res.events {
+					if x, ok := ev.Body.(events.Usage); ok {
+						u = &x
+					}
+				}
+				if u == nil || u.Total.Sum() != 400 || u.Step.Sum() != 100 || u.Total.CostUSD == nil || *u.Total.CostUSD != 2 {
+					t.Errorf("last usage event = %+v, want step 100 tokens and the run's running total, 400 tokens $2", u)
+				}
 			}
 		})
 	}

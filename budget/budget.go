@@ -14,6 +14,9 @@ const (
 	// DefaultLinger is how long hub waits for the agent to exit after its
 	// terminal event before killing it (the run still counts as ok).
 	DefaultLinger = 5 * time.Second
+	// DefaultFinalize is the time limit of the final-answer resume after a
+	// run crossed --max-tool-steps.
+	DefaultFinalize = time.Minute
 )
 
 // Limits are the limits of one run (SPEC §5). A zero field is "no limit",
@@ -27,6 +30,19 @@ type Limits struct {
 	MaxToolSteps int64         // tool calls
 	Grace        time.Duration // SIGTERM → SIGKILL; 0 means DefaultGrace
 	Linger       time.Duration // terminal event → kill; 0 means DefaultLinger
+	// Finalize is the time limit of the final-answer resume after the run
+	// crossed MaxToolSteps (see adapters.FinalAnswerPrompt); 0 means
+	// DefaultFinalize, a negative value turns the resume off.
+	Finalize time.Duration
+}
+
+// FinalizeOrDefault returns Finalize, or DefaultFinalize when it is 0; a
+// negative result means no final-answer resume.
+func (l Limits) FinalizeOrDefault() time.Duration {
+	if l.Finalize == 0 {
+		return DefaultFinalize
+	}
+	return l.Finalize
 }
 
 // GraceOrDefault returns Grace, or DefaultGrace when it is 0.
@@ -84,20 +100,44 @@ type Meter struct {
 	toolCalls  int64
 	costSource events.CostSource
 	sawUsage   bool
+	// base is the total of the run's earlier agent processes (see
+	// Continue), to which the current decoder's running totals are added.
+	base    events.Tokens
+	hasBase bool
 }
 
 // Observe updates the totals from one event body: a usage event sets the
 // running total (decoders compute it) and counts one turn; a tool.started
-// counts one tool call. Other bodies are ignored.
-func (m *Meter) Observe(b events.Body) {
-	switch b := b.(type) {
+// counts one tool call. Other bodies are ignored. It returns b, with a usage
+// event's Total made the run's running total when the run has had an earlier
+// agent process (see Continue).
+func (m *Meter) Observe(b events.Body) events.Body {
+	switch u := b.(type) {
 	case events.Usage:
-		m.total = b.Total
+		if m.hasBase {
+			u.Total = m.base.Add(u.Total)
+			b = u
+		}
+		m.total = u.Total
 		m.turns++
 		m.sawUsage = true
-		m.costSource = b.CostSource
+		m.costSource = u.CostSource
+		if u.Total.CostUSD == nil {
+			m.costSource = events.CostUnknown
+		}
 	case events.ToolStarted:
 		m.toolCalls++
+	}
+	return b
+}
+
+// Continue starts the usage count of a further agent process of the same run
+// (hub's final-answer resume after --max-tool-steps), whose decoder counts
+// its running total from zero: the running totals it reports are added to
+// the totals so far. Turns and tool calls go on counting.
+func (m *Meter) Continue() {
+	if m.sawUsage {
+		m.base, m.hasBase = m.total, true
 	}
 }
 

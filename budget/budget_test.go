@@ -41,6 +41,37 @@ func TestMeter(t *testing.T) {
 	}
 }
 
+// TestMeterContinue: after Continue, a second decoder's running totals
+// (counted from zero) are added to the first's, in the meter and in the usage
+// event Observe returns; an unknown cost on either side makes the total
+// unknown.
+func TestMeterContinue(t *testing.T) {
+	t.Parallel()
+	c := func(v float64) *float64 { return &v }
+	var m budget.Meter
+	m.Observe(events.Usage{Step: events.Tokens{Input: 10, CostUSD: c(1)}, Total: events.Tokens{Input: 10, CostUSD: c(1)}, CostSource: events.CostReported})
+	m.Observe(events.ToolStarted{Name: "bash"})
+	m.Continue()
+	got := m.Observe(events.Usage{Step: events.Tokens{Input: 3, Output: 2, CostUSD: c(0.5)}, Total: events.Tokens{Input: 3, Output: 2, CostUSD: c(0.5)}, CostSource: events.CostReported})
+	u, src, turns, tools := m.Totals()
+	if ev := got.(events.Usage); ev.Total.Input != 13 || ev.Total.Output != 2 || *ev.Total.CostUSD != 1.5 || ev.Step.Input != 3 {
+		t.Errorf("Observe(second segment usage) = %+v, want step 3 in, total 13 in 2 out $1.5", ev)
+	}
+	if u.Input != 13 || *u.CostUSD != 1.5 || src != events.CostReported || turns != 2 || tools != 1 {
+		t.Errorf("Totals() = %+v %s %d %d, want 13 in, $1.5 reported, 2 turns, 1 tool", u, src, turns, tools)
+	}
+	m.Observe(events.Usage{Total: events.Tokens{Input: 4, Output: 2}, CostSource: events.CostUnknown})
+	if u, src, _, _ := m.Totals(); u.Input != 14 || u.CostUSD != nil || src != events.CostUnknown {
+		t.Errorf("Totals() after an unknown cost = %+v %s, want 14 in, cost nil, unknown", u, src)
+	}
+	// Continue before any usage adds nothing.
+	var n budget.Meter
+	n.Continue()
+	if ev := n.Observe(events.Usage{Total: events.Tokens{Input: 1, CostUSD: c(0.1)}, CostSource: events.CostEstimated}).(events.Usage); ev.Total.CostUSD == nil || *ev.Total.CostUSD != 0.1 {
+		t.Errorf("Observe after Continue on an empty meter = %+v, want total $0.1", ev)
+	}
+}
+
 func TestExceeded(t *testing.T) {
 	cost := func(c float64) *float64 { return &c }
 	tests := []struct {

@@ -235,6 +235,11 @@ type RunFinished struct {
 	Usage      Tokens     `json:"usage"`
 	CostUSD    *float64   `json:"cost_usd"`
 	CostSource CostSource `json:"cost_source"`
+	// Partial marks Text as a partial answer: hub stopped the run at
+	// --max-tool-steps and resumed its session once, with tools off, for
+	// the agent's best answer so far (then OK is false and Error is
+	// budget_exceeded/tool_steps). Absent from the JSON when false.
+	Partial bool `json:"partial,omitempty"`
 }
 
 func (RunStarted) Type() Type     { return TypeRunStarted }

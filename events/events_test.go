@@ -37,6 +37,33 @@ func sampleBodies() []events.Body {
 		events.RunFinished{OK: false, Error: events.NewError(events.BinUnavailable, events.ReasonRateLimit, "wait", "429").WithHTTPStatus(429).WithRetryAfter(1),
 			Signal: ptr("SIGTERM"), CostSource: events.CostUnknown},
 		events.RunFinished{OK: false, Error: events.NewError(events.BinInternal, "", "", "boom"), CostSource: events.CostUnknown},
+		events.RunFinished{OK: false, Error: events.NewError(events.BinBudgetExceeded, events.ReasonToolSteps, "raise --max-tool-steps", "3 > 2"),
+			Text: "best so far", Partial: true, Signal: ptr("SIGTERM"), CostSource: events.CostUnknown},
+	}
+}
+
+// TestPartialField: partial is absent unless true, and the schema refuses it
+// on an ok run.
+func TestPartialField(t *testing.T) {
+	t.Parallel()
+	enc := func(rf events.RunFinished) []byte {
+		b, err := events.Event{TS: ts, RunID: "r", Agent: "a", Body: rf}.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if b := enc(events.RunFinished{OK: true, CostSource: events.CostUnknown}); bytes.Contains(b, []byte("partial")) {
+		t.Errorf("run.finished without Partial = %s, want no partial field", b)
+	}
+	b := enc(events.RunFinished{OK: false, Error: events.NewError(events.BinBudgetExceeded, events.ReasonToolSteps, "", "x"),
+		Partial: true, CostSource: events.CostUnknown})
+	if !bytes.Contains(b, []byte(`"partial":true`)) {
+		t.Errorf("run.finished with Partial = %s, want \"partial\":true", b)
+	}
+	bad := bytes.Replace(enc(events.RunFinished{OK: true, CostSource: events.CostUnknown}), []byte(`"ok":true`), []byte(`"ok":true,"partial":true`), 1)
+	if err := schematest.ValidateLine(bad); err == nil {
+		t.Errorf("ValidateLine(%s) = nil, want an error: an ok run is never partial", bad)
 	}
 }
 

@@ -70,6 +70,9 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" {
 		args = append(args, "--resume="+req.Resume)
 	}
+	if req.NoTools {
+		args = append(args, "--tools=") // "" is none of the built-in tools
+	}
 	return adapters.Command{
 		Path:  inst.Path,
 		Args:  args,

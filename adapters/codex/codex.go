@@ -108,6 +108,11 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
+	if req.NoTools {
+		// Codex has no switch that takes its tools away: a read-only
+		// sandbox limits what a tool call can do before hub stops it.
+		args = append(args, `-c`, `sandbox_mode="read-only"`)
+	}
 	if req.Resume != "" {
 		// A session id starting with "-" would be read as a flag: "--"
 		// ends the options of `resume`.

@@ -6,6 +6,8 @@ package opencode
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
 	"strings"
 
 	"github.com/hubcli/hub/adapters"
@@ -73,13 +75,26 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" {
 		args = append(args, "--session="+req.Resume)
 	}
-	return adapters.Command{
-		Path:  inst.Path,
-		Args:  args,
-		Stdin: []byte(req.Prompt),
-		// A run must not update the binary under hub's feet.
-		Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"},
-	}, nil
+	// A run must not update the binary under hub's feet.
+	env := []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}
+	if req.NoTools {
+		env = append(env, "OPENCODE_CONFIG_CONTENT="+toolsOff(os.Getenv("OPENCODE_CONFIG_CONTENT")))
+	}
+	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt), Env: env}, nil
+}
+
+// toolsOff returns OpenCode inline config (OPENCODE_CONFIG_CONTENT, the
+// config source OpenCode merges last) that switches every tool off:
+// {"tools":{"*":false}}, merged into inline config the caller already set
+// when that is a JSON object (its "tools" key is replaced).
+func toolsOff(inline string) string {
+	cfg := map[string]any{}
+	if err := json.Unmarshal([]byte(inline), &cfg); err != nil || cfg == nil {
+		cfg = map[string]any{}
+	}
+	cfg["tools"] = map[string]bool{"*": false}
+	b, _ := json.Marshal(cfg) // maps of JSON values always marshal
+	return string(b)
 }
 
 // title is the session title: the prompt's first line, at most 60 bytes.

@@ -38,6 +38,7 @@ func parseChat(body []byte) (call, error) {
 	c := call{model: req.Model, stream: req.Stream}
 	var user, system []string
 	for _, m := range req.Messages {
+		c.endsInResult = m.Role == "tool"
 		switch m.Role {
 		case "user":
 			user = append(user, chatText(m.Content))
@@ -46,6 +47,7 @@ func parseChat(body []byte) (call, error) {
 		case "tool":
 			text := chatText(m.Content)
 			c.toolResult = &text
+			c.toolResults++
 		}
 	}
 	c.scenario = chooseScenario(user, system)

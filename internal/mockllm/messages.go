@@ -51,7 +51,9 @@ func parseMessages(body []byte) (call, error) {
 		text, result := messagesContent(m.Content)
 		if result != nil {
 			c.toolResult = result
+			c.toolResults++
 		}
+		c.endsInResult = result != nil && text == ""
 		switch m.Role {
 		case "user":
 			user = append(user, text)

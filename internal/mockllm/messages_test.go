@@ -247,6 +247,8 @@ func TestMessagesScenarios(t *testing.T) {
 			stop: "end_turn", start: msgBigStart, end: msgBigEnd}},
 		{scenario: mockllm.Tool, status: 200, want: msgStream{shape: textShape, model: "claude-mock", toolID: mockllm.ToolCallID, toolName: "Bash",
 			args: `{"command":"echo mock-tool-ok","description":"Print a marker"}`, pieces: 3, stop: "tool_use", start: msgNormalStart, end: msgNormalEnd}},
+		{scenario: mockllm.ToolLoop, status: 200, want: msgStream{shape: textShape, model: "claude-mock", toolID: mockllm.LoopCallID(1), toolName: "Bash",
+			args: `{"command":"echo mock-tool-ok","description":"Print a marker"}`, pieces: 3, stop: "tool_use", start: msgNormalStart, end: msgNormalEnd}},
 		{scenario: mockllm.Unauthorized, status: 401, errType: "authentication_error", errMsg: "invalid x-api-key"},
 		{scenario: mockllm.RateLimited, status: 429, errType: "rate_limit_error", errMsg: "rate limit"},
 		{scenario: mockllm.ServerError, status: 500, errType: "api_error", errMsg: "Internal server error"},

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/hubcli/hub/internal/mockllm"
 )
 
@@ -688,8 +690,8 @@ func TestRetryAfter(t *testing.T) {
 func TestScenariosAllParse(t *testing.T) {
 	t.Parallel()
 	all := mockllm.Scenarios()
-	if len(all) != 10 {
-		t.Errorf("len(Scenarios()) = %d, want 10", len(all))
+	if len(all) != 11 {
+		t.Errorf("len(Scenarios()) = %d, want 11", len(all))
 	}
 	for _, s := range all {
 		if got, ok := mockllm.ParseScenario("x " + string(s) + " y"); got != s || !ok {
@@ -716,5 +718,87 @@ func wantNoResponse(t *testing.T, req *http.Request, cancel context.CancelFunc) 
 	}
 	if d := time.Since(begin); !errors.Is(err, context.Canceled) || d > prompt {
 		t.Errorf("POST = %v after %v, want context.Canceled within %v", err, d, prompt)
+	}
+}
+
+// TestToolLoop: in each wire API, ToolLoop calls the shell tool with a new
+// call id while the conversation ends in a tool result (or in the prompt with
+// the marker), and answers LoopAnswer to a later user message or when no
+// tools are offered.
+func TestToolLoop(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	const prompt = "loop MOCK_TOOLLOOP"
+	const finish = "stop using tools and answer now"
+	user := func(text string) map[string]any { return map[string]any{"role": "user", "content": text} }
+	chatTools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "bash", "parameters": map[string]any{}}}}
+	msgTools := []any{map[string]any{"name": "Bash", "input_schema": map[string]any{}}}
+	respTools := []any{map[string]any{"type": "function", "name": "exec_command", "parameters": map[string]any{}}}
+	// Each API's conversation after n tool calls and results, and where to
+	// find the answer's tool call id and text in a non-streamed reply.
+	apis := []struct {
+		path           string
+		tools          []any
+		conv           func(n int) []any
+		key            string // "messages" or "input"
+		idPath, txPath string // gjson paths
+	}{
+		{"/v1/chat/completions", chatTools, func(n int) []any {
+			c := []any{user(prompt)}
+			for i := 1; i <= n; i++ {
+				c = append(c, map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": mockllm.LoopCallID(i), "type": "function",
+					"function": map[string]any{"name": "bash", "arguments": "{}"}}}},
+					map[string]any{"role": "tool", "tool_call_id": mockllm.LoopCallID(i), "content": "out"})
+			}
+			return c
+		}, "messages", "choices.0.message.tool_calls.0.id", "choices.0.message.content"},
+		{"/v1/messages", msgTools, func(n int) []any {
+			c := []any{user(prompt)}
+			for i := 1; i <= n; i++ {
+				c = append(c, map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "id": mockllm.LoopCallID(i), "name": "Bash", "input": map[string]any{}}}},
+					map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": mockllm.LoopCallID(i), "content": "out"}}})
+			}
+			return c
+		}, "messages", "content.#(type==\"tool_use\").id", "content.#(type==\"text\").text"},
+		{"/v1/responses", respTools, func(n int) []any {
+			c := []any{map[string]any{"type": "message", "role": "user", "content": prompt}}
+			for i := 1; i <= n; i++ {
+				c = append(c, map[string]any{"type": "function_call", "call_id": mockllm.LoopCallID(i), "name": "exec_command", "arguments": "{}"},
+					map[string]any{"type": "reasoning", "summary": []any{}},
+					map[string]any{"type": "function_call_output", "call_id": mockllm.LoopCallID(i), "output": "out"})
+			}
+			return c
+		}, "input", "output.#(type==\"function_call\").call_id", "output.#(type==\"message\").content.0.text"},
+	}
+	for _, api := range apis {
+		post := func(conv []any, tools []any) (id, text string) {
+			t.Helper()
+			body, err := json.Marshal(map[string]any{"model": "m", "stream": false, api.key: conv, "tools": tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := post(t, t.Context(), s.URL()+api.path, body)
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 {
+				t.Fatalf("POST %s = %d %s", api.path, resp.StatusCode, b)
+			}
+			return gjson.GetBytes(b, api.idPath).String(), gjson.GetBytes(b, api.txPath).String()
+		}
+		for n := 0; n <= 2; n++ {
+			if id, text := post(api.conv(n), api.tools); id != mockllm.LoopCallID(n+1) || text != "" {
+				t.Errorf("%s after %d tool results: tool call %q, text %q; want call %q and no text", api.path, n, id, text, mockllm.LoopCallID(n+1))
+			}
+		}
+		finishItem := user(finish)
+		if api.key == "input" {
+			finishItem = map[string]any{"type": "message", "role": "user", "content": finish}
+		}
+		if id, text := post(append(api.conv(2), finishItem), api.tools); id != "" || text != mockllm.LoopAnswer {
+			t.Errorf("%s with a later user message: tool call %q, text %q; want no call and %q", api.path, id, text, mockllm.LoopAnswer)
+		}
+		if id, text := post(api.conv(2), nil); id != "" || text != mockllm.LoopAnswer {
+			t.Errorf("%s with no tools offered: tool call %q, text %q; want no call and %q", api.path, id, text, mockllm.LoopAnswer)
+		}
 	}
 }

@@ -60,10 +60,14 @@ func parseResponses(body []byte) (call, error) {
 			return call{}, fmt.Errorf("input: %w", err)
 		}
 		for _, it := range items {
+			if it.Type != "reasoning" { // codex replays reasoning items after tool output
+				c.endsInResult = it.Type == "function_call_output" || it.Type == "custom_tool_call_output"
+			}
 			switch {
 			case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
 				text := chatText(it.Output)
 				c.toolResult = &text
+				c.toolResults++
 			case it.Type == "message" || it.Type == "" && it.Role != "":
 				switch it.Role {
 				case "user":

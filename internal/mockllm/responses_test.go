@@ -600,6 +600,8 @@ func TestResponsesScenarios(t *testing.T) {
 	big.usage = bigUsage
 	tool := respStream{shape: respToolShape, model: codexModel, reasoning: mockllm.ReasoningSummary, callID: mockllm.ToolCallID,
 		name: "exec_command", status: "completed", output: "reasoning,function_call", usage: normalUsage}
+	loop := tool
+	loop.callID = mockllm.LoopCallID(1)
 	tests := []struct {
 		scenario mockllm.Scenario
 		status   int        // 0: no response until Close
@@ -611,6 +613,7 @@ func TestResponsesScenarios(t *testing.T) {
 		{scenario: mockllm.Text, status: 200, want: normal},
 		{scenario: mockllm.BigUsage, status: 200, want: big},
 		{scenario: mockllm.Tool, status: 200, want: tool},
+		{scenario: mockllm.ToolLoop, status: 200, want: loop},
 		{scenario: mockllm.Unauthorized, status: 401, code: `"invalid_api_key"`},
 		{scenario: mockllm.RateLimited, status: 429, code: `"rate_limit_exceeded"`, after: "1", afterMS: "1000"},
 		{scenario: mockllm.ServerError, status: 500, code: `null`},
@@ -693,7 +696,7 @@ func TestResponsesScenarios(t *testing.T) {
 
 			st, n := readResponsesStream(t, resp.Body)
 			want := tt.want
-			if tt.scenario == mockllm.Tool {
+			if tt.scenario == mockllm.Tool || tt.scenario == mockllm.ToolLoop {
 				checkExecArgs(t, st.args)
 				want.args = st.args // checked above: its form is the server's
 			}

@@ -2,6 +2,7 @@ package mockllm
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -43,10 +44,17 @@ const (
 	Stall Scenario = "MOCK_STALL"
 	// BigUsage is [Text] with [BigPromptTokens] … usage.
 	BigUsage Scenario = "MOCK_BIGUSAGE"
+	// ToolLoop never stops calling tools: while the request offers tools
+	// and the conversation ends with a tool result or with the user message
+	// that holds the marker, it calls the shell tool as [Tool] does, with a
+	// new call id each time ([LoopCallID]). Given no tools, or a later user
+	// message (an instruction after the loop, such as hub's request for a
+	// final answer), it answers [LoopAnswer].
+	ToolLoop Scenario = "MOCK_TOOLLOOP"
 )
 
 // all lists every scenario; ParseScenario knows no others.
-var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage}
+var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage, ToolLoop}
 
 // Scenarios returns every scenario, for tests that cover them all.
 func Scenarios() []Scenario { return slices.Clone(all[:]) }
@@ -72,7 +80,13 @@ const (
 	ToolReadPath = "/etc/hostname"
 	// StallDeltas is how many text deltas [Stall] sends before it stalls.
 	StallDeltas = 2
+	// LoopAnswer is what [ToolLoop] answers once it stops calling tools.
+	LoopAnswer = "Partial answer: the loop ran the marker command several times."
 )
+
+// LoopCallID is the id of the n-th tool call (from 1) of [ToolLoop]: n is one
+// more than the number of tool results in the conversation.
+func LoopCallID(n int) string { return fmt.Sprintf("call_loop_%d", n) }
 
 // Usage reported at the end of every answer: [BigUsage] reports the Big
 // numbers, [Text] and both calls of [Tool] the others. Prompt tokens include
@@ -134,6 +148,8 @@ type call struct {
 	stream       bool
 	tools        []tool
 	toolResult   *string // the latest tool result in the conversation, if any
+	toolResults  int     // how many tool results the conversation holds
+	endsInResult bool    // the last message is a tool result with no text of its own
 	userText     string  // the first user message's text
 	lastUserText string  // the last user message's text
 }
@@ -209,6 +225,14 @@ func (c call) plan() reply {
 	case BigUsage:
 		r.usage = bigUsage
 		r.text = words(TextAnswer)
+	case ToolLoop:
+		if len(c.tools) > 0 && (c.endsInResult || strings.Contains(c.lastUserText, string(ToolLoop))) {
+			r.kind = replyTool
+			r.toolCall = chooseToolCall(c.tools)
+			r.toolCall.id = LoopCallID(c.toolResults + 1)
+		} else {
+			r.text = words(LoopAnswer)
+		}
 	case Tool:
 		switch {
 		case c.toolResult != nil:
