@@ -1,0 +1,16 @@
+package codex_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/internal/benchgen"
+)
+
+// BenchmarkReplay normalizes the recorded tool transcript repeated to 16 MiB
+// and a generated 32 MiB transcript through adapters.Replay (framing,
+// cleaning, decoding, encoding):
+//
+//	go test -run XXX -bench Replay ./adapters/codex
+func BenchmarkReplay(b *testing.B) {
+	benchgen.BenchReplay(b, "codex", model)
+}

@@ -1,0 +1,16 @@
+package pi_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/internal/benchgen"
+)
+
+// BenchmarkReplay normalizes the recorded tool transcript repeated to 16 MiB
+// and a generated 32 MiB transcript through adapters.Replay (framing,
+// cleaning, decoding, encoding):
+//
+//	go test -run XXX -bench Replay ./adapters/pi
+func BenchmarkReplay(b *testing.B) {
+	benchgen.BenchReplay(b, "pi", "mock/mock-model")
+}

@@ -1,0 +1,42 @@
+package framer_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/internal/framer"
+)
+
+// BenchmarkFramerAgents frames each agent's recorded transcripts repeated to
+// 16 MiB and a generated 32 MiB transcript (see internal/benchgen):
+//
+//	go test -run XXX -bench FramerAgents ./internal/framer
+func BenchmarkFramerAgents(b *testing.B) {
+	for _, agent := range benchgen.Agents {
+		var rec []byte
+		for _, t := range benchgen.Repeated(b, agent, benchgen.RecordedSize) {
+			for _, l := range t {
+				rec = append(append(rec, l...), '\n')
+			}
+		}
+		b.Run(agent+"/recorded", func(b *testing.B) { benchFrame(b, rec) })
+		b.Run(agent+"/generated", func(b *testing.B) { benchFrame(b, benchgen.Generated(b, agent)) })
+	}
+}
+
+func benchFrame(b *testing.B, data []byte) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	lines := 0
+	for b.Loop() {
+		f := framer.New(bytes.NewReader(data), 0)
+		for {
+			if _, err := f.Next(); err != nil {
+				break
+			}
+			lines++
+		}
+	}
+	b.ReportMetric(float64(lines)/float64(b.N), "lines/op")
+}

@@ -1,0 +1,17 @@
+package claude_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/normalize"
+	"github.com/hubcli/hub/normalize/claude"
+)
+
+// BenchmarkDecode decodes recorded transcripts repeated to 16 MiB and a
+// generated 32 MiB transcript (see internal/benchgen):
+//
+//	go test -run XXX -bench Decode ./normalize/claude
+func BenchmarkDecode(b *testing.B) {
+	benchgen.BenchDecoder(b, "claude", func() normalize.Decoder { return claude.New("", true) })
+}

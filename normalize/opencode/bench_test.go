@@ -1,0 +1,17 @@
+package opencode_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/normalize"
+	"github.com/hubcli/hub/normalize/opencode"
+)
+
+// BenchmarkDecode decodes recorded transcripts repeated to 16 MiB and a
+// generated 32 MiB transcript (see internal/benchgen):
+//
+//	go test -run XXX -bench Decode ./normalize/opencode
+func BenchmarkDecode(b *testing.B) {
+	benchgen.BenchDecoder(b, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model") })
+}

@@ -1,0 +1,17 @@
+package pi_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/normalize"
+	"github.com/hubcli/hub/normalize/pi"
+)
+
+// BenchmarkDecode decodes recorded transcripts repeated to 16 MiB and a
+// generated 32 MiB transcript (see internal/benchgen):
+//
+//	go test -run XXX -bench Decode ./normalize/pi
+func BenchmarkDecode(b *testing.B) {
+	benchgen.BenchDecoder(b, "pi", func() normalize.Decoder { return pi.New("", true) })
+}
