@@ -256,3 +256,12 @@ func TestRealMaxCost(t *testing.T) {
 		t.Errorf("cost = %v %s, want the reported total above $1", r.Fin.CostUSD, r.Fin.CostSource)
 	}
 }
+
+// TestRealFinalAnswer: a tool loop stopped by --max-tool-steps 2 is resumed
+// once with tools off (--tools=), and the resume's answer comes back marked
+// partial.
+func TestRealFinalAnswer(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, "Loop. "+string(mockllm.ToolLoop), mockllm.Options{}, budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second})
+	realcli.CheckFinalAnswer(t, r.Fin, r.server, true)
+}

@@ -388,3 +388,12 @@ func TestRealMaxCost(t *testing.T) {
 		t.Errorf("cost = %v %s, want the estimated 10.50", r.Fin.CostUSD, r.Fin.CostSource)
 	}
 }
+
+// TestRealFinalAnswer: a tool loop stopped by --max-tool-steps 2 is resumed
+// once (exec resume, read-only sandbox; Codex cannot switch its tools off, so
+// they are still offered), and the resume's answer comes back marked partial.
+func TestRealFinalAnswer(t *testing.T) {
+	t.Parallel()
+	r := runReal(t, "Loop. "+string(mockllm.ToolLoop), budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second})
+	realcli.CheckFinalAnswer(t, r.Fin, r.server, false)
+}

@@ -501,3 +501,18 @@ func TestRealMaxCost(t *testing.T) {
 		t.Errorf("cost = %v %s, want the reported 5.55", r.Fin.CostUSD, r.Fin.CostSource)
 	}
 }
+
+// TestRealFinalAnswer: a tool loop stopped by --max-tool-steps 2 is resumed
+// once with tools off (--no-tools), and the resume's answer comes back
+// marked partial.
+func TestRealFinalAnswer(t *testing.T) {
+	t.Parallel()
+	srv, err := mockllm.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	r := runReal(t, srv, piRun{prompt: "Loop. " + string(mockllm.ToolLoop), settings: noRetries,
+		limits: budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second}})
+	realcli.CheckFinalAnswer(t, r.Fin, srv, true)
+}

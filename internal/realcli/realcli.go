@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -220,4 +221,44 @@ func CheckReportedUsage(t testing.TB, got events.Tokens, p Prices, in, out, cach
 	if got.CostUSD == nil || math.Abs(*got.CostUSD-want) > 1e-9 {
 		t.Errorf("cost = %v, want %.6f", got.CostUSD, want)
 	}
+}
+
+// CheckFinalAnswer checks a real run of [mockllm.ToolLoop] stopped by
+// --max-tool-steps 2 and resumed for a final answer (SPEC §5): the bin is
+// budget_exceeded/tool_steps, the third tool call was the last one, the text
+// is the mock model's [mockllm.LoopAnswer] marked partial, the session id is
+// kept, and the last model call carried adapters.FinalAnswerPrompt in its
+// last user text (byte for byte, though the CLI may add context around it),
+// with no tools offered when toolsOff.
+func CheckFinalAnswer(t testing.TB, fin events.RunFinished, srv *mockllm.Server, toolsOff bool) {
+	t.Helper()
+	WantErr(t, fin, events.BinBudgetExceeded, events.ReasonToolSteps, 0)
+	if !fin.Partial || fin.Text != mockllm.LoopAnswer {
+		t.Errorf("run.finished partial=%v text=%q, want the resume's answer %q marked partial (error: %v)", fin.Partial, fin.Text, mockllm.LoopAnswer, fin.Error)
+	}
+	if fin.ToolCalls != 3 {
+		t.Errorf("tool_calls = %d, want 3 (the crossing call is the last)", fin.ToolCalls)
+	}
+	if fin.SessionID == nil || *fin.SessionID == "" {
+		t.Errorf("session_id = %v, want the resumed session", fin.SessionID)
+	}
+	calls := ModelCalls(srv)
+	if len(calls) == 0 {
+		t.Fatal("no model calls")
+	}
+	last := calls[len(calls)-1]
+	if !strings.Contains(last.LastUserText, adapters.FinalAnswerPrompt) {
+		t.Errorf("last model call's user text = %q, want the final-answer prompt", Shorten(last.LastUserText))
+	}
+	if toolsOff && len(last.Tools) > 0 {
+		t.Errorf("last model call offered tools %v, want none", last.Tools)
+	}
+}
+
+// Shorten cuts s to 300 bytes for a test message.
+func Shorten(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
 }
