@@ -85,6 +85,15 @@ type Request struct {
 	// config); codex has none. Run uses it for the final-answer resume
 	// after MaxToolSteps, and stops a tool call made anyway.
 	NoTools bool
+	// AgentRetries, when not nil, is how many times the agent may retry a
+	// failed model call. Hub sets the CLI's own count where it has one
+	// (Claude Code CLAUDE_CODE_MAX_RETRIES; Codex request_max_retries and
+	// stream_max_retries of a provider defined in its config.toml) and
+	// stops the run at the retry notice numbered *AgentRetries+1 (pi and
+	// codex's built-in providers have no setting hub can pass; OpenCode
+	// reports no retries, so its silence is bounded only by the idle
+	// timeout). nil leaves each CLI's default.
+	AgentRetries *int
 	// NoFailFast keeps the agent retrying errors that retrying cannot fix
 	// (HTTP 401/403); by default hub stops it at the first such retry.
 	NoFailFast bool

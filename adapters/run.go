@@ -106,11 +106,13 @@ type run struct {
 	linger   *time.Timer  // set and reset by the reader goroutine
 	meter    budget.Meter
 	bodies   []events.Body
-	// over is the budget limit the agent's events crossed, if any: from
+	// over is the limit the agent's events crossed (a budget, or
+	// Request.AgentRetries), if any: from
 	// the crossing event on, nothing more is forwarded and the run ends
 	// with it (hub's own cause).
 	over       atomic.Pointer[events.Error]
 	costWarned bool // the cost_unknown notice for --max-cost was sent
+	retries    int  // retry notices seen (see Request.AgentRetries)
 	// partial says the final answer is the partial one of the final-answer
 	// resume (see finalize).
 	partial bool
@@ -584,8 +586,9 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 }
 
 // line handles one framed line: notices for over-long and non-JSON lines,
-// the decoder for the rest. It returns the budget limit an event of the line
-// crossed (see budget.Meter.Exceeded): that event is the last one forwarded.
+// the decoder for the rest. It returns the limit an event of the line crossed
+// (see budget.Meter.Exceeded and retriesExceeded): that event is the last one
+// forwarded.
 func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) *events.Error {
 	if l.TooLong {
 		data, _ := json.Marshal(map[string]any{"bytes": l.Size, "max_line": maxLine,
@@ -613,8 +616,18 @@ func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) *events.Er
 	lim := r.req.Limits
 	for _, body := range r.bodies {
 		r.emit(body)
-		switch body.(type) {
+		switch b := body.(type) {
 		case events.Usage, events.ToolStarted:
+		case events.Notice:
+			if b.Kind != events.NoticeRetry {
+				continue
+			}
+			r.retries++
+			if over := retriesExceeded(r.req.AgentRetries, r.retries, b); over != nil {
+				r.over.Store(over)
+				return over
+			}
+			continue
 		default:
 			continue
 		}

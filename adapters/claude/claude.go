@@ -5,6 +5,7 @@ package claude
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/normalize"
@@ -73,13 +74,12 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.NoTools {
 		args = append(args, "--tools=") // "" is none of the built-in tools
 	}
-	return adapters.Command{
-		Path:  inst.Path,
-		Args:  args,
-		Stdin: []byte(req.Prompt),
-		// A run must not update the binary under hub's feet.
-		Env: []string{"DISABLE_AUTOUPDATER=1"},
-	}, nil
+	// A run must not update the binary under hub's feet.
+	env := []string{"DISABLE_AUTOUPDATER=1"}
+	if req.AgentRetries != nil {
+		env = append(env, fmt.Sprintf("CLAUDE_CODE_MAX_RETRIES=%d", *req.AgentRetries))
+	}
+	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt), Env: env}, nil
 }
 
 // NewDecoder implements adapters.Adapter.

@@ -40,6 +40,12 @@ func (r realRun) notices(kind events.NoticeKind) int {
 // with one run.finished last, and no process of the run left alive.
 func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Limits, extraEnv ...string) realRun {
 	t.Helper()
+	return runRealReq(t, prompt, opts, limits, func(req *adapters.Request) { req.Env = append(req.Env, extraEnv...) })
+}
+
+// runRealReq is runReal with edit applied to the request.
+func runRealReq(t *testing.T, prompt string, opts mockllm.Options, limits budget.Limits, edit func(*adapters.Request)) realRun {
+	t.Helper()
 	bin := realcli.Bin(t, "claude")
 	srv, err := mockllm.StartWith(opts)
 	if err != nil {
@@ -53,11 +59,11 @@ func runReal(t *testing.T, prompt string, opts mockllm.Options, limits budget.Li
 	}
 	env = append(env, "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY=x",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1")
-	env = append(env, extraEnv...)
 	if limits.Timeout == 0 {
 		limits.Timeout = 2 * time.Minute
 	}
 	req := adapters.Request{Agent: "claude", Prompt: prompt, Bin: bin, Cwd: work, Env: env, Limits: limits}
+	edit(&req)
 	res := realRun{Result: realcli.Run(t, req, dir), server: srv}
 	return res
 }
@@ -264,4 +270,18 @@ func TestRealFinalAnswer(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Loop. "+string(mockllm.ToolLoop), mockllm.Options{}, budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second})
 	realcli.CheckFinalAnswer(t, r.Fin, r.server, true)
+}
+
+// TestRealAgentRetries: --agent-retries 1 becomes CLAUDE_CODE_MAX_RETRIES=1:
+// Claude Code retries a 500 once (one retry notice, two model calls) and
+// fails as unavailable/server.
+func TestRealAgentRetries(t *testing.T) {
+	t.Parallel()
+	one := 1
+	r := runRealReq(t, "Fail please. "+string(mockllm.ServerError), mockllm.Options{RetryAfter: 100 * time.Millisecond},
+		budget.Limits{Timeout: 90 * time.Second}, func(req *adapters.Request) { req.AgentRetries = &one })
+	realcli.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonServer, 500)
+	if n, calls := r.notices(events.NoticeRetry), len(realcli.ModelCalls(r.server)); n != 1 || calls != 2 {
+		t.Errorf("%d retry notices, %d model calls; want 1 and 2", n, calls)
+	}
 }

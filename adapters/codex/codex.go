@@ -9,6 +9,7 @@ package codex
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -108,6 +109,9 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
+	if req.AgentRetries != nil {
+		args = append(args, retryArgs(req.Env, *req.AgentRetries)...)
+	}
 	if req.NoTools {
 		// Codex has no switch that takes its tools away: a read-only
 		// sandbox limits what a tool call can do before hub stops it.
@@ -141,6 +145,19 @@ func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
 // hub cannot price). Codex 0.169.0 refuses the older in-file profiles, and
 // hub passes no --profile, so profiles do not change the model here.
 func ConfigModel(extra []string) string {
+	return readConfig(extra).Model
+}
+
+// config is what hub reads of Codex's config.toml.
+type config struct {
+	Model          string                    `toml:"model"`
+	ModelProvider  string                    `toml:"model_provider"`
+	ModelProviders map[string]toml.Primitive `toml:"model_providers"`
+}
+
+// readConfig reads $CODEX_HOME/config.toml as ConfigModel describes; the
+// zero config when there is none or it does not parse.
+func readConfig(extra []string) config {
 	getenv := func(k string) string {
 		for i := len(extra) - 1; i >= 0; i-- {
 			if v, ok := strings.CutPrefix(extra[i], k+"="); ok {
@@ -153,15 +170,35 @@ func ConfigModel(extra []string) string {
 	if dir == "" {
 		home := getenv("HOME")
 		if home == "" {
-			return ""
+			return config{}
 		}
 		dir = filepath.Join(home, ".codex")
 	}
-	var cfg struct {
-		Model string `toml:"model"`
-	}
+	var cfg config
 	if _, err := toml.DecodeFile(filepath.Join(dir, "config.toml"), &cfg); err != nil {
-		return ""
+		return config{}
 	}
-	return cfg.Model
+	return cfg
 }
+
+// retryArgs makes Codex retry a failed model call at most n times in this
+// run: stream_max_retries=n and request_max_retries=0 for the model provider
+// that config.toml selects and defines. The two counts multiply (each stream
+// attempt makes up to request_max_retries+1 requests: measured with 0.169.0,
+// n=1 for both gave 4 calls to a failing server), and only the stream
+// retries show as "Reconnecting… n/m" events, so all retries go there.
+// Codex ignores such keys for its built-in providers (openai, oss), and a key
+// for a provider the file does not define would make Codex refuse the
+// config, so then there are none: hub's count of retry notices
+// (Request.AgentRetries) still applies.
+func retryArgs(extra []string, n int) []string {
+	cfg := readConfig(extra)
+	if _, defined := cfg.ModelProviders[cfg.ModelProvider]; !defined || !bareKey.MatchString(cfg.ModelProvider) {
+		return nil
+	}
+	key := "model_providers." + cfg.ModelProvider + "."
+	return []string{"-c", key + "request_max_retries=0", "-c", fmt.Sprintf("%sstream_max_retries=%d", key, n)}
+}
+
+// bareKey is a TOML bare key, the only provider ids hub writes into -c.
+var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

@@ -79,3 +79,43 @@ func TestConfigModel(t *testing.T) {
 		t.Errorf("config that does not parse: %q, want \"\"", got)
 	}
 }
+
+// TestCommandAgentRetries: --agent-retries reaches only a provider that
+// config.toml selects and defines, as its stream retries (request retries
+// 0); a built-in or undefined provider gets no -c keys; NoTools adds a
+// read-only sandbox.
+func TestCommandAgentRetries(t *testing.T) {
+	inst := adapters.Install{Path: "/bin/codex", Version: "0.169.0"}
+	a := &codex.Adapter{}
+	dir := t.TempDir()
+	two := 2
+	args := func(config string, edit func(*adapters.Request)) []string {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		req := adapters.Request{Prompt: "hi", Env: []string{"CODEX_HOME=" + dir}, AgentRetries: &two}
+		if edit != nil {
+			edit(&req)
+		}
+		cmd, err := a.Command(req, inst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cmd.Args
+	}
+	got := args("model_provider = \"mine\"\n[model_providers.mine]\nname = \"m\"\nbase_url = \"http://x/v1\"\n", nil)
+	want := []string{"-c", "model_providers.mine.request_max_retries=0", "-c", "model_providers.mine.stream_max_retries=2"}
+	if !strings.Contains(strings.Join(got, "\x00"), strings.Join(want, "\x00")) {
+		t.Errorf("defined provider: args %q, want %q in them", got, want)
+	}
+	for _, cfg := range []string{"model = \"gpt-5.4\"\n", "model_provider = \"openai\"\n", "model_provider = \"ghost\"\n",
+		"model_provider = \"a.b\"\n[model_providers.\"a.b\"]\nname = \"x\"\n"} {
+		if got := args(cfg, nil); slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "max_retries") }) {
+			t.Errorf("config %q: args %q, want no retry keys", cfg, got)
+		}
+	}
+	if got := args("", func(r *adapters.Request) { r.AgentRetries = nil; r.NoTools = true }); !strings.Contains(strings.Join(got, " "), `-c sandbox_mode="read-only"`) {
+		t.Errorf("NoTools: args %q, want a read-only sandbox", got)
+	}
+}

@@ -397,3 +397,17 @@ func TestRealFinalAnswer(t *testing.T) {
 	r := runReal(t, "Loop. "+string(mockllm.ToolLoop), budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second})
 	realcli.CheckFinalAnswer(t, r.Fin, r.server, false)
 }
+
+// TestRealAgentRetries: --agent-retries 1 sets the retries of the provider
+// config.toml selects (here "mock", left at Codex's defaults in the file):
+// Codex retries a 500 once, with one retry notice, two model calls in all.
+func TestRealAgentRetries(t *testing.T) {
+	t.Parallel()
+	one := 1
+	r := newSetup(t, mockllm.Options{RetryAfter: 100 * time.Millisecond}, -1).run(t, "Fail please. "+string(mockllm.ServerError),
+		budget.Limits{Timeout: 90 * time.Second}, func(req *adapters.Request) { req.AgentRetries = &one })
+	realcli.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonServer, 0)
+	if n, calls := len(r.notices(events.NoticeRetry)), len(realcli.ModelCalls(r.server)); n != 1 || calls != 2 {
+		t.Errorf("%d retry notices, %d model calls; want 1 and 2 (one retry)", n, calls)
+	}
+}

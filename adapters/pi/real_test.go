@@ -73,6 +73,8 @@ type piRun struct {
 	env      []string
 	args     []string // extra pi arguments, through a wrapper script
 	dir      string   // reuse this home (and its sessions); "" for a new one
+	// agentRetries is Request.AgentRetries.
+	agentRetries *int
 }
 
 type realRun struct {
@@ -154,7 +156,8 @@ func runReal(t *testing.T, srv *mockllm.Server, p piRun) realRun {
 	if p.limits.Timeout == 0 {
 		p.limits.Timeout = 2 * time.Minute
 	}
-	req := adapters.Request{Agent: "pi", Prompt: p.prompt, Model: p.model, Resume: p.resume, Bin: bin, Cwd: work, Env: env, Limits: p.limits}
+	req := adapters.Request{Agent: "pi", Prompt: p.prompt, Model: p.model, Resume: p.resume, Bin: bin, Cwd: work, Env: env, Limits: p.limits,
+		AgentRetries: p.agentRetries}
 	takeSlot(t)
 	defer func() { <-slots }()
 	return realRun{Result: realcli.Run(t, req, dir), server: srv, dir: dir}
@@ -515,4 +518,33 @@ func TestRealFinalAnswer(t *testing.T) {
 	r := runReal(t, srv, piRun{prompt: "Loop. " + string(mockllm.ToolLoop), settings: noRetries,
 		limits: budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second}})
 	realcli.CheckFinalAnswer(t, r.Fin, srv, true)
+}
+
+// TestRealAgentRetries: pi has no setting hub can pass, so hub counts: with
+// pi set to retry 3 times, --agent-retries 1 stops it at its second retry
+// notice, before the third model call, as unavailable/server.
+func TestRealAgentRetries(t *testing.T) {
+	t.Parallel()
+	one := 1
+	srv, err := mockllm.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	r := runReal(t, srv, piRun{prompt: "Fail please. " + string(mockllm.ServerError),
+		settings: `{"retry": {"enabled": true, "maxRetries": 3, "baseDelayMs": 2000, "provider": {"maxRetries": 0}}}`,
+		limits:   budget.Limits{Timeout: 60 * time.Second, Grace: 2 * time.Second}, agentRetries: &one})
+	realcli.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonServer, 0)
+	if !strings.Contains(r.Fin.Error.Message, "--agent-retries 1") {
+		t.Errorf("error = %q, want it to name --agent-retries 1", r.Fin.Error.Message)
+	}
+	retries := 0
+	for _, ev := range r.Events {
+		if n, ok := ev.Body.(events.Notice); ok && n.Kind == events.NoticeRetry {
+			retries++
+		}
+	}
+	if calls := len(realcli.ModelCalls(srv)); retries != 2 || calls != 2 {
+		t.Errorf("%d retry notices, %d model calls; want 2 and 2 (stopped at the second retry)", retries, calls)
+	}
 }

@@ -77,6 +77,8 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--agent", "opencode", "--max-cost", "NaN", "x"},
 		{"run", "--agent", "opencode", "--max-tokens", "-5", "x"},
 		{"run", "--agent", "opencode", "--max-tool-steps", "many", "x"},
+		{"run", "--agent", "opencode", "--agent-retries", "-2", "x"},
+		{"run", "--agent", "opencode", "--finalize-timeout", "-1s", "x"},
 		{"run", "--agent", "codex", "--prices", "main_test.go", "x"}, // not a price table
 		{"no-such-command"},
 	}

@@ -36,6 +36,8 @@ func runCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-tokens", Usage: "stop when total tokens (input, output, cache read and write) go above this (0 = none)", EnvVars: []string{"HUB_MAX_TOKENS"}},
 			&cli.Int64Flag{Name: "max-turns", Usage: "stop at the model turn after this many (0 = none)", EnvVars: []string{"HUB_MAX_TURNS"}},
 			&cli.Int64Flag{Name: "max-tool-steps", Usage: "stop at the tool call after this many (0 = none)", EnvVars: []string{"HUB_MAX_TOOL_STEPS"}},
+			&cli.DurationFlag{Name: "finalize-timeout", Value: budget.DefaultFinalize, Usage: "after --max-tool-steps stops a run, resume its session once, tools off, for a final answer within this time; 0 = no resume", EnvVars: []string{"HUB_FINALIZE_TIMEOUT"}},
+			&cli.IntFlag{Name: "agent-retries", Value: -1, Usage: "retries of a failed model call the agent may make: set in the CLI where it has a setting (claude, codex), and hub stops the run at the retry after them (-1 = the agent's default)", EnvVars: []string{"HUB_AGENT_RETRIES"}},
 			&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group (0 means the default)", EnvVars: []string{"HUB_GRACE"}},
 			&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it (0 means the default)", EnvVars: []string{"HUB_LINGER"}},
 			&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event) or json (only run.finished)", EnvVars: []string{"HUB_OUTPUT"}},
@@ -100,7 +102,7 @@ func runAction(c *cli.Context) error {
 			return usagef("run: --env %q: want K=V", kv)
 		}
 	}
-	for _, name := range []string{"timeout", "idle-timeout", "grace", "linger"} {
+	for _, name := range []string{"timeout", "idle-timeout", "grace", "linger", "finalize-timeout"} {
 		if c.Duration(name) < 0 {
 			return usagef("run: --%s must not be negative", name)
 		}
@@ -130,9 +132,18 @@ func runAction(c *cli.Context) error {
 			MaxTokens:    c.Int64("max-tokens"),
 			MaxTurns:     c.Int64("max-turns"),
 			MaxToolSteps: c.Int64("max-tool-steps"),
+			Finalize:     c.Duration("finalize-timeout"),
 		},
 		MaxLine:    c.Int("max-line"),
 		NoFailFast: c.Bool("no-fail-fast"),
+	}
+	if req.Limits.Finalize == 0 {
+		req.Limits.Finalize = -1 // --finalize-timeout 0: no final-answer resume
+	}
+	if n := c.Int("agent-retries"); n >= 0 {
+		req.AgentRetries = &n
+	} else if n != -1 {
+		return usagef("run: --agent-retries must be -1 (the agent's default) or a count ≥ 0")
 	}
 	// Agents that report their own cost do not use the price table: a broken
 	// price file in the config directory must not stop them.

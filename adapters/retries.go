@@ -1,0 +1,45 @@
+package adapters
+
+import (
+	"encoding/json"
+
+	"github.com/hubcli/hub/events"
+)
+
+// retriesExceeded returns the error that stops a run at a retry notice
+// numbered above Request.AgentRetries (n is how many the run has seen), or
+// nil while the agent is within it. The bin is unavailable, with the reason
+// of the failure being retried, from the notice's http_status: 401/403 auth,
+// 429 rate_limit, 503/529 overloaded, other 5xx server, none network. It is
+// retryable as those reasons are (SPEC §4), with the HTTP status.
+func retriesExceeded(max *int, n int, retry events.Notice) *events.Error {
+	if max == nil || n <= *max {
+		return nil
+	}
+	var data struct {
+		HTTPStatus *int `json:"http_status"`
+	}
+	_ = json.Unmarshal(retry.Data, &data) // no data: no status
+	reason, status := events.ReasonNetwork, 0
+	if data.HTTPStatus != nil {
+		status = *data.HTTPStatus
+		switch {
+		case status == 401 || status == 403:
+			reason = events.ReasonAuth
+		case status == 429:
+			reason = events.ReasonRateLimit
+		case status == 503 || status == 529:
+			reason = events.ReasonOverloaded
+		case status >= 500:
+			reason = events.ReasonServer
+		}
+	}
+	e := events.NewError(events.BinUnavailable, reason,
+		"the provider keeps failing: retry later, or raise --agent-retries",
+		"the agent started retry %d of a failed model call, over --agent-retries %d; hub stopped it (%s)", n, *max, retry.Message)
+	if status != 0 {
+		e = e.WithHTTPStatus(status)
+	}
+	return e
+}
+

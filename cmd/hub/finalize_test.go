@@ -1,0 +1,72 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+)
+
+// loopBody is a fake OpenCode that calls tools until stopped; resumed
+// (--session=ses_x) it records its stdin in $HUB_FAKE_OUT and answers.
+const loopBody = `case "$*" in *--session=ses_x*)
+  cat > "$HUB_FAKE_OUT"
+  echo '{"type":"step_start","sessionID":"ses_x","part":{}}'
+  echo '{"type":"text","sessionID":"ses_x","part":{"type":"text","text":"best so far"}}'
+  echo '{"type":"step_finish","sessionID":"ses_x","part":{"reason":"stop","tokens":{"input":3,"output":4,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}'
+  exit 0;;
+esac
+echo '{"type":"step_start","sessionID":"ses_x","part":{}}'
+for i in 1 2 3 4 5; do
+  echo '{"type":"tool_use","sessionID":"ses_x","part":{"type":"tool","tool":"bash","callID":"c'$i'","state":{"status":"completed","input":{"command":"true"},"output":""}}}'
+  sleep 0.05
+done
+sleep 30`
+
+// TestRunFinalizeFlags: --max-tool-steps stops the loop and resumes it for a
+// final answer (exit 9, partial: true, the answer as text, the final-answer
+// prompt on the resume's stdin); --finalize-timeout 0 runs no resume.
+func TestRunFinalizeFlags(t *testing.T) {
+	bin := fakeAgent(t, loopBody)
+	for _, tt := range []struct {
+		finalize string
+		partial  bool
+		text     string
+	}{
+		{"", true, "best so far"},
+		{"0", false, ""},
+	} {
+		out := filepath.Join(t.TempDir(), "stdin")
+		args := []string{"run", "--agent", "opencode", "--bin", bin, "--output", "json", "--grace", "200ms",
+			"--max-tool-steps", "2", "--env", "HUB_FAKE_OUT=" + out}
+		if tt.finalize != "" {
+			args = append(args, "--finalize-timeout", tt.finalize)
+		}
+		code, stdout, stderr := hub(t, "", append(args, "loop")...)
+		var ev struct {
+			Partial bool          `json:"partial"`
+			Text    string        `json:"text"`
+			Error   *events.Error `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &ev); err != nil || code != 9 || ev.Error == nil || ev.Error.Reason != events.ReasonToolSteps {
+			t.Fatalf("--finalize-timeout %q: exit %d, %q (%v), stderr %q; want exit 9, budget_exceeded/tool_steps", tt.finalize, code, stdout, err, stderr)
+		}
+		if ev.Partial != tt.partial || ev.Text != tt.text {
+			t.Errorf("--finalize-timeout %q: partial %v text %q, want %v %q", tt.finalize, ev.Partial, ev.Text, tt.partial, tt.text)
+		}
+		got, err := os.ReadFile(out)
+		switch {
+		case tt.partial && string(got) != adapters.FinalAnswerPrompt:
+			t.Errorf("resume stdin = %q, %v; want the final-answer prompt", got, err)
+		case !tt.partial && err == nil:
+			t.Errorf("--finalize-timeout 0 resumed the session (stdin %q)", got)
+		}
+		if tt.partial && !strings.Contains(ev.Error.Message, "resumed session ses_x") {
+			t.Errorf("error message %q does not say the session was resumed", ev.Error.Message)
+		}
+	}
+}
