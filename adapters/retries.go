@@ -42,4 +42,3 @@ func retriesExceeded(max *int, n int, retry events.Notice) *events.Error {
 	}
 	return e
 }
-
