@@ -98,10 +98,17 @@ type Request struct {
 	// (HTTP 401/403); by default hub stops it at the first such retry.
 	NoFailFast bool
 	// ReapOrphans says the caller is a child subreaper (see
-	// proc.BecomeSubreaper, done by the hub CLI) running one run at a time:
-	// every other child of the process belongs to this run, so processes the
-	// agent orphaned (a tool's detached child) are found and killed with it.
+	// proc.BecomeSubreaper, done by the hub CLI): processes the agent
+	// orphaned (a tool's detached child) are re-parented to the caller, and
+	// those that carry this run's HUB_RUN_MARK are found, killed with the
+	// run and waited for. Safe with concurrent runs: each run takes only
+	// its own orphans. An orphan that clears its environment is taken only
+	// with SoleRun.
 	ReapOrphans bool
+	// SoleRun says the caller runs no other child processes while this run
+	// goes (the hub CLI): with ReapOrphans, every child of the caller other
+	// than the agent is this run's orphan, marked or not.
+	SoleRun bool
 	// Kill, when closed, SIGKILLs the agent's process group and every
 	// descendant at once, without the grace period (for a second Ctrl-C).
 	// The run ends as cancelled/caller. nil means never.

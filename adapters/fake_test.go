@@ -150,11 +150,15 @@ var scenarios = map[string]func(args []string){
 	},
 	"tool-daemon": func([]string) {
 		// A double-forked daemon in a session of its own, ignoring SIGTERM;
-		// the agent answers and exits at once, before any periodic
-		// snapshot: only the environment marker ties the daemon to the run.
+		// the agent answers and exits at once (or after $HUB_FAKE_DELAY),
+		// before any periodic snapshot: only the environment marker ties the
+		// daemon to the run.
 		cmd := exec.Command("sh", "-c", `( setsid sh -c 'trap "" TERM; echo $$ > "$HUB_FAKE_PIDFILE"; exec sleep 300' </dev/null >/dev/null 2>&1 & ); while [ ! -s "$HUB_FAKE_PIDFILE" ]; do sleep 0.01; done`)
 		if err := cmd.Run(); err != nil {
 			os.Exit(9)
+		}
+		if d, err := time.ParseDuration(os.Getenv("HUB_FAKE_DELAY")); err == nil {
+			time.Sleep(d) // answers late: runs side by side overlap
 		}
 		okStream(os.Stdout)
 	},

@@ -309,7 +309,7 @@ func (r *run) agent(ctx context.Context, ad Adapter, spec Command, started func(
 		return attempt{}, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
 			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err)
 	}
-	g.Orphans = r.req.ReapOrphans
+	g.Orphans, g.Sole = r.req.ReapOrphans, r.req.SoleRun
 	g.Marker = marker
 	if started != nil {
 		started(g.PGID)

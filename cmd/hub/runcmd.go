@@ -175,7 +175,7 @@ func runAction(c *cli.Context) error {
 	// hub runs one agent: as a child subreaper it gets the agent's orphans
 	// (a tool's detached children) and kills them with the run.
 	if err := proc.BecomeSubreaper(); err == nil {
-		req.ReapOrphans = true
+		req.ReapOrphans, req.SoleRun = true, true
 	}
 	ctx, cancel := context.WithCancelCause(c.Context)
 	defer cancel(nil)

@@ -30,10 +30,17 @@ type Group struct {
 	PGID int
 
 	// Orphans, when set before the leader starts anything, makes Snapshot
-	// also record every other child of this process and its descendants:
-	// right only for a child subreaper (PR_SET_CHILD_SUBREAPER) that runs
-	// one group at a time, to which the group's orphans are re-parented.
+	// also record the children of this process that belong to the group,
+	// and their descendants: for a child subreaper
+	// (PR_SET_CHILD_SUBREAPER), to which the group's orphans are
+	// re-parented. A child belongs to the group when its environment holds
+	// Marker (so groups started side by side keep their own orphans), or,
+	// with Sole set, whatever it is.
 	Orphans bool
+	// Sole says this process runs no other children than this group's
+	// (the hub CLI): with Orphans, every child but the leader is the
+	// group's, even one that cleared its environment.
+	Sole bool
 
 	// Marker, when not "", is an environment entry ("K=V") the caller put
 	// in the leader's environment, unique to this group: every process the
@@ -93,7 +100,7 @@ func (g *Group) Snapshot() int {
 		roots = append(roots, pid)
 	}
 	if g.Orphans {
-		roots = append(roots, os.Getpid())
+		roots = append(roots, g.orphans()...)
 	}
 	for _, p := range descendants(roots...) {
 		if p.pid == g.PGID {
@@ -106,6 +113,36 @@ func (g *Group) Snapshot() int {
 	return len(g.tree)
 }
 
+// orphans returns the children of this process that belong to the group (see
+// Orphans), other than the leader.
+func (g *Group) orphans() []int {
+	self := os.Getpid()
+	var out []int
+	scan(func(p procInfo) {
+		if p.ppid != self || p.pid == g.PGID || p.zombie {
+			return
+		}
+		if g.Sole || g.Marker != "" && hasEnv(p.pid, g.Marker) {
+			out = append(out, p.pid)
+		}
+	})
+	return out
+}
+
+// hasEnv reports whether the environment of pid holds the entry kv ("K=V").
+func hasEnv(pid int, kv string) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, e := range bytes.Split(env, []byte{0}) {
+		if string(e) == kv {
+			return true
+		}
+	}
+	return false
+}
+
 // SnapshotMarked records every live process (not this one, not zombies)
 // whose environment holds Marker, as Snapshot records descendants. It reads
 // /proc/<pid>/environ of every process of this user: call it at the moments
@@ -114,22 +151,11 @@ func (g *Group) SnapshotMarked() {
 	if g.Marker == "" {
 		return
 	}
-	marker := []byte(g.Marker)
 	self := os.Getpid()
 	var found []procInfo
 	scan(func(p procInfo) {
-		if p.zombie || p.pid == self || p.pid == g.PGID {
-			return
-		}
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/environ")
-		if err != nil {
-			return
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, marker) {
-				found = append(found, p)
-				return
-			}
+		if !p.zombie && p.pid != self && p.pid != g.PGID && hasEnv(p.pid, g.Marker) {
+			found = append(found, p)
 		}
 	})
 	g.mu.Lock()
