@@ -37,9 +37,9 @@ const pipeDrain = time.Second
 
 // The causes with which hub stops a run (context.Cause of the run's context).
 var (
-	ErrWallTimeout = errors.New("adapters: wall-clock timeout")
-	ErrIdleTimeout = errors.New("adapters: idle timeout")
-	ErrLinger      = errors.New("adapters: agent did not exit after its terminal event")
+	ErrWallTimeout = budget.ErrWallTimeout
+	ErrIdleTimeout = budget.ErrIdleTimeout
+	ErrLinger      = budget.ErrLinger
 	ErrKilled      = errors.New("adapters: killed at the caller's request (Request.Kill)")
 	errExited      = errors.New("adapters: agent exited")
 )
@@ -103,7 +103,6 @@ type run struct {
 	stopped  atomic.Pointer[stopRecord]
 	terminal atomic.Bool
 	sent     atomic.Int32 // the last signal hub sent the agent, 0 if none
-	linger   *time.Timer  // set and reset by the reader goroutine
 	meter    budget.Meter
 	bodies   []events.Body
 	// over is the limit the agent's events crossed (a budget, or
@@ -321,22 +320,11 @@ func (r *run) agent(ctx context.Context, ad Adapter, spec Command, started func(
 	if r.sinkErr != nil { // the consumer is gone already
 		stop(sinkCause{r.sinkErr})
 	}
-	if lim.Timeout > 0 {
-		t := time.AfterFunc(lim.Timeout-time.Since(r.began), func() { stop(ErrWallTimeout) })
-		defer t.Stop()
-	}
-	// The idle and linger timers outlive the agent's stdout: an agent that
-	// closes stdout and keeps running is idle, and lingering.
-	var idle *time.Timer
-	if lim.IdleTimeout > 0 {
-		idle = time.AfterFunc(lim.IdleTimeout, func() { stop(ErrIdleTimeout) })
-		defer idle.Stop()
-	}
-	defer func() {
-		if r.linger != nil {
-			r.linger.Stop()
-		}
-	}()
+	// The wall-clock, idle and linger limits. They outlive the agent's
+	// stdout: an agent that closes stdout and keeps running is idle, and
+	// lingering.
+	timers := budget.StartTimers(lim, r.began, stop)
+	defer timers.Stop()
 
 	exited := make(chan struct{})
 	var (
@@ -417,7 +405,7 @@ func (r *run) agent(ctx context.Context, ad Adapter, spec Command, started func(
 	// Reader: frame, decode and emit, until stdout ends.
 	dec := ad.NewDecoder(r.req)
 	eg.Go(func() error {
-		r.read(stop, out, dec, idle)
+		r.read(stop, out, dec, timers)
 		return nil
 	})
 	_ = eg.Wait()
@@ -520,16 +508,16 @@ func (r *run) hubCause(ctx context.Context, cause error, lim budget.Limits) *eve
 // always drains stdout so the agent never blocks on a full pipe. Once hub
 // has signalled the agent (unless the agent had already reached its terminal
 // event), later output is read but not forwarded.
-func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize.Decoder, idle *time.Timer) {
-	lim := r.req.Limits
+func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize.Decoder, timers *budget.Timers) {
 	var src io.Reader = stdout
 	if r.req.RawLog != nil {
 		src = io.TeeReader(src, &rawLog{w: r.req.RawLog})
 	}
-	// The idle timer runs only while hub waits for the agent: time spent
+	// The idle limit counts only while hub waits for the agent: time spent
 	// in the sink (a slow consumer) is not the agent's silence.
-	if idle != nil {
-		src = &idleReader{r: src, t: idle, d: lim.IdleTimeout}
+	idle := r.req.Limits.IdleTimeout > 0
+	if idle {
+		src = &idleReader{r: src, t: timers}
 	}
 	maxLine := r.req.MaxLine
 	if maxLine <= 0 {
@@ -553,15 +541,15 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 		if halted() {
 			continue
 		}
-		if idle != nil {
-			idle.Stop()
+		if idle {
+			timers.Pause()
 		}
 		if over := r.line(dec, l, maxLine); over != nil {
 			stop(budgetCause{over})
 			continue
 		}
-		if idle != nil {
-			idle.Reset(lim.IdleTimeout)
+		if idle {
+			timers.Resume()
 		}
 		if r.sinkErr != nil {
 			stop(sinkCause{r.sinkErr})
@@ -572,14 +560,13 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 			stop(abortCause{st.Abort})
 		}
 		switch {
-		case st.Terminal && r.linger == nil:
+		case st.Terminal && !r.terminal.Load():
 			r.terminal.Store(true)
-			r.linger = time.AfterFunc(lim.LingerOrDefault(), func() { stop(ErrLinger) })
-		case !st.Terminal && r.linger != nil && r.stopped.Load() == nil:
+			timers.Terminal(true) // the linger limit starts
+		case !st.Terminal && r.terminal.Load() && r.stopped.Load() == nil:
 			// The agent went on after its terminal event (a new step):
 			// it is not finished after all.
-			r.linger.Stop()
-			r.linger = nil
+			timers.Terminal(false)
 			r.terminal.Store(false)
 		}
 	}
@@ -650,17 +637,16 @@ type budgetCause struct{ err *events.Error }
 
 func (b budgetCause) Error() string { return "adapters: budget: " + b.err.Error() }
 
-// idleReader re-arms the idle timer on every byte read.
+// idleReader re-arms the idle limit on every byte read.
 type idleReader struct {
 	r io.Reader
-	t *time.Timer
-	d time.Duration
+	t *budget.Timers
 }
 
 func (i *idleReader) Read(p []byte) (int, error) {
 	n, err := i.r.Read(p)
 	if n > 0 {
-		i.t.Reset(i.d)
+		i.t.Output()
 	}
 	return n, err
 }
