@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // TimeFormat is the layout of the "ts" field: RFC 3339, UTC, milliseconds.
@@ -39,29 +41,233 @@ func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `,"type":`...)
 	dst = appendString(dst, string(e.Body.Type()))
 
+	body, err := appendBody(dst, e.Body)
+	if err != nil {
+		return dst[:start], fmt.Errorf("events: encode %s: %w", e.Body.Type(), err)
+	}
+	return EscapeLineSeparators(body), nil
+}
+
+// appendBody appends the body's fields, each with a leading comma, and the
+// closing brace. The types a run emits many of are written field by field;
+// the once-per-run types go through encoding/json (appendBodyReflect), whose
+// output the field writers reproduce byte for byte (see encode_test.go).
+func appendBody(dst []byte, body Body) ([]byte, error) {
+	w := fields{b: dst}
+	switch b := body.(type) {
+	case TextDelta:
+		w.str("text", b.Text)
+	case Message:
+		w.str("text", b.Text)
+	case Reasoning:
+		w.str("text", b.Text)
+	case ToolStarted:
+		w.str("call_id", b.CallID)
+		w.str("name", b.Name)
+		w.str("kind", string(b.Kind))
+		w.raw("input", b.Input)
+	case ToolFinished:
+		w.str("call_id", b.CallID)
+		w.str("name", b.Name)
+		w.str("kind", string(b.Kind))
+		w.str("status", string(b.Status))
+		w.str("output", b.Output)
+		w.int("output_bytes", b.OutputBytes)
+		w.bool("truncated", b.Truncated)
+		w.intPtr("exit_code", b.ExitCode)
+	case Usage:
+		w.tokens("step", b.Step)
+		w.tokens("total", b.Total)
+		w.str("cost_source", string(b.CostSource))
+		w.strPtr("model", b.Model)
+	case Notice:
+		w.str("kind", string(b.Kind))
+		w.str("message", b.Message)
+		if len(b.Data) > 0 {
+			w.raw("data", b.Data)
+		}
+	default:
+		return appendBodyReflect(dst, body)
+	}
+	return append(w.b, '}'), w.err
+}
+
+// appendBodyReflect is appendBody by encoding/json.
+func appendBodyReflect(dst []byte, body Body) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e.Body); err != nil {
-		return dst[:start], fmt.Errorf("events: encode %s: %w", e.Body.Type(), err)
+	if err := enc.Encode(body); err != nil {
+		return dst, err
 	}
-	body := bytes.TrimRight(buf.Bytes(), "\n")
-	if len(body) < 2 || body[0] != '{' {
-		return dst[:start], fmt.Errorf("events: %s body is not an object", e.Body.Type())
+	b := bytes.TrimRight(buf.Bytes(), "\n")
+	if len(b) < 2 || b[0] != '{' {
+		return dst, fmt.Errorf("body is not an object")
 	}
-	if len(body) > 2 {
-		dst = append(dst, ',')
-		dst = append(dst, body[1:]...)
-	} else {
-		dst = append(dst, '}')
+	if len(b) == 2 {
+		return append(dst, '}'), nil
 	}
-	return EscapeLineSeparators(dst), nil
+	return append(append(dst, ','), b[1:]...), nil
 }
 
-func appendString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a string always encodes
-	return append(dst, b...)
+// fields appends `,"key":value` pairs as encoding/json writes them (no HTML
+// escaping). The first error sticks.
+type fields struct {
+	b   []byte
+	err error
 }
+
+func (w *fields) key(k string) {
+	w.b = append(w.b, ',', '"')
+	w.b = append(w.b, k...)
+	w.b = append(w.b, '"', ':')
+}
+
+func (w *fields) str(k, v string) {
+	w.key(k)
+	w.b = appendString(w.b, v)
+}
+
+func (w *fields) strPtr(k string, v *string) {
+	if v == nil {
+		w.key(k)
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.str(k, *v)
+}
+
+func (w *fields) int(k string, v int64) {
+	w.key(k)
+	w.b = strconv.AppendInt(w.b, v, 10)
+}
+
+func (w *fields) intPtr(k string, v *int) {
+	w.key(k)
+	if v == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	w.b = strconv.AppendInt(w.b, int64(*v), 10)
+}
+
+func (w *fields) bool(k string, v bool) {
+	w.key(k)
+	w.b = strconv.AppendBool(w.b, v)
+}
+
+// float writes v as encoding/json does (ES6 number formatting); NaN and
+// infinities are an error, as there.
+func (w *fields) float(k string, v *float64) {
+	w.key(k)
+	if v == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	f := *v
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		if w.err == nil {
+			w.err = fmt.Errorf("json: unsupported value: %s", strconv.FormatFloat(f, 'g', -1, 64))
+		}
+		w.b = append(w.b, "null"...)
+		return
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	w.b = strconv.AppendFloat(w.b, f, format, -1, 64)
+	if n := len(w.b); format == 'e' && n >= 4 && w.b[n-4] == 'e' && w.b[n-3] == '-' && w.b[n-2] == '0' {
+		w.b[n-2] = w.b[n-1] // e-09 → e-9
+		w.b = w.b[:n-1]
+	}
+}
+
+// raw writes a JSON value as encoding/json writes a json.RawMessage:
+// compacted, null when nil, an error when invalid.
+func (w *fields) raw(k string, v json.RawMessage) {
+	w.key(k)
+	if v == nil {
+		w.b = append(w.b, "null"...)
+		return
+	}
+	buf := bytes.NewBuffer(w.b)
+	if err := json.Compact(buf, v); err != nil && w.err == nil {
+		w.err = fmt.Errorf("json: error calling MarshalJSON for type json.RawMessage: %w", err)
+	}
+	w.b = buf.Bytes()
+}
+
+// tokens writes t as an object.
+func (w *fields) tokens(k string, t Tokens) {
+	w.key(k)
+	open := len(w.b)
+	inner := fields{b: w.b}
+	inner.int("input_tokens", t.Input)
+	inner.int("output_tokens", t.Output)
+	inner.int("cache_read_tokens", t.CacheRead)
+	inner.int("cache_write_tokens", t.CacheWrite)
+	inner.int("reasoning_tokens", t.Reasoning)
+	inner.float("cost_usd", t.CostUSD)
+	inner.b[open] = '{' // the first field's comma
+	w.b = append(inner.b, '}')
+	if w.err == nil {
+		w.err = inner.err
+	}
+}
+
+// appendString appends s as a JSON string, as encoding/json does without
+// HTML escaping: invalid UTF-8 becomes \ufffd, U+2028 and U+2029 are escaped.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+const hexDigits = "0123456789abcdef"
 
 // EscapeLineSeparators rewrites every raw U+2028 and U+2029 in the JSON text
 // b as the escapes \u2028 and \u2029, in place when there are none. In valid

@@ -271,40 +271,43 @@ func (d *Decoder) assistant(dst []events.Body, root gjson.Result) []events.Body 
 }
 
 func (d *Decoder) user(dst []events.Body, root gjson.Result) []events.Body {
-	for _, b := range root.Get("message.content").Array() {
-		if b.Get("type").String() != "tool_result" {
-			continue
+	root.Get("message.content").ForEach(func(_, b gjson.Result) bool {
+		// One pass over the block, whose content can be megabytes.
+		f := normalize.Fields(b.Raw, "type", "tool_use_id", "content", "is_error")
+		if gjson.Parse(f[0]).String() != "tool_result" {
+			return true
 		}
-		callID := b.Get("tool_use_id").String()
+		callID := gjson.Parse(f[1]).String()
 		name := d.toolNames[callID]
-		out := contentText(b.Get("content"))
 		fin := events.ToolFinished{CallID: callID, Name: name, Kind: ToolKind(name), Status: events.ToolOK}
-		if b.Get("is_error").Bool() {
+		fin.Output, fin.OutputBytes, fin.Truncated = contentText(f[2])
+		if gjson.Parse(f[3]).Bool() {
 			fin.Status = events.ToolError
-			if d.denied[callID] || normalize.ContainsFold(out, "permission to use", "requested permissions", "haven't granted") {
+			// A refusal is one short sentence: the cut output holds it.
+			if d.denied[callID] || normalize.ContainsFold(fin.Output, "permission to use", "requested permissions", "haven't granted") {
 				fin.Status = events.ToolDenied
 				d.denied[callID] = true
 			}
 		}
-		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(out, normalize.DefaultOutputCap)
 		dst = append(dst, fin)
-	}
+		return true
+	})
 	return dst
 }
 
-// contentText is a tool result's content: a string, or the text of an array
-// of blocks.
-func contentText(c gjson.Result) string {
-	if c.Type == gjson.String {
-		return c.String()
+// contentText is a tool result's content (raw JSON), cut to
+// normalize.DefaultOutputCap: a string, or the text of an array of blocks.
+func contentText(raw string) (out string, size int64, truncated bool) {
+	if strings.HasPrefix(raw, `"`) {
+		return normalize.CutString(raw, normalize.DefaultOutputCap)
 	}
 	var parts []string
-	for _, b := range c.Array() {
+	for _, b := range gjson.Parse(raw).Array() {
 		if t := b.Get("text"); t.Exists() {
 			parts = append(parts, t.String())
 		}
 	}
-	return strings.Join(parts, "\n")
+	return normalize.CutOutput(strings.Join(parts, "\n"), normalize.DefaultOutputCap)
 }
 
 // Status implements normalize.Decoder: the result event is terminal; an

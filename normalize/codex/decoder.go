@@ -240,11 +240,13 @@ func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result)
 	}
 	delete(d.started, id)
 	fin := events.ToolFinished{CallID: id, Name: name, Kind: toolKind, Status: events.ToolOK}
+	// One pass over the item, whose output can be megabytes.
+	f := normalize.Fields(it.Raw, "status", "aggregated_output", "exit_code")
 	var output string
-	switch status := it.Get("status").String(); kind {
+	switch status := gjson.Parse(f[0]).String(); kind {
 	case "command_execution":
-		output = it.Get("aggregated_output").String()
-		if c := it.Get("exit_code"); c.Type == gjson.Number {
+		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutString(f[1], normalize.DefaultOutputCap)
+		if c := gjson.Parse(f[2]); c.Type == gjson.Number {
 			code := int(c.Int())
 			fin.ExitCode = &code
 		}
@@ -254,6 +256,7 @@ func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result)
 		case status == "failed" || fin.ExitCode != nil && *fin.ExitCode != 0:
 			fin.Status = events.ToolError
 		}
+		return append(dst, fin)
 	case "file_change":
 		var paths []string
 		for _, c := range it.Get("changes").Array() {

@@ -99,32 +99,35 @@ func unknown(typ string, line []byte) events.Notice {
 func (d *Decoder) tool(dst []events.Body, part gjson.Result) []events.Body {
 	name := part.Get("tool").String()
 	callID := part.Get("callID").String()
-	state := part.Get("state")
+	// One pass over the state, whose output (twice: in metadata too) can
+	// be megabytes.
+	f := normalize.Fields(part.Get("state").Raw, "status", "input", "output", "error", "metadata")
 	input := json.RawMessage(`{}`)
-	if in := state.Get("input"); in.IsObject() {
+	if in := gjson.Parse(f[1]); in.IsObject() {
 		input = json.RawMessage(in.Raw)
 	}
 	kind := ToolKind(name)
 	dst = append(dst, events.ToolStarted{CallID: callID, Name: name, Kind: kind, Input: input})
 
 	fin := events.ToolFinished{CallID: callID, Name: name, Kind: kind, Status: events.ToolOK}
-	output := state.Get("output").String()
-	switch state.Get("status").String() {
+	output := f[2]
+	switch status := gjson.Parse(f[0]).String(); status {
 	case "completed":
 	case "error":
 		fin.Status = events.ToolError
-		output = state.Get("error").String()
-		if isDenial(output) {
+		output = f[3]
+		if isDenial(gjson.Parse(output).String()) {
 			fin.Status = events.ToolDenied
 		}
 	default: // pending/running: OpenCode only prints finished tools; keep what it says
 		fin.Status = events.ToolError
-		if output == "" {
-			output = "tool did not finish (status " + state.Get("status").String() + ")"
+		if gjson.Parse(output).String() == "" {
+			msg, _ := json.Marshal("tool did not finish (status " + status + ")")
+			output = string(msg)
 		}
 	}
-	fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(output, normalize.DefaultOutputCap)
-	if exit := state.Get("metadata.exit"); exit.Type == gjson.Number {
+	fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutString(output, normalize.DefaultOutputCap)
+	if exit := gjson.Parse(normalize.Fields(f[4], "exit")[0]); exit.Type == gjson.Number {
 		c := int(exit.Int())
 		fin.ExitCode = &c
 	}

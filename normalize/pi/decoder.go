@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -240,40 +241,62 @@ func (d *Decoder) toolStart(dst []events.Body, root gjson.Result) []events.Body 
 // by a signal, which pi does not tell apart), so a successful bash call has
 // exit code 0.
 func (d *Decoder) toolEnd(dst []events.Body, root gjson.Result) []events.Body {
-	name := root.Get("toolName").String()
+	// One pass over the line, whose result can be megabytes.
+	f := normalize.Fields(root.Raw, "toolCallId", "toolName", "result", "isError")
+	name := gjson.Parse(f[1]).String()
 	kind := ToolKind(name)
-	out := contentText(root.Get("result.content"))
-	fin := events.ToolFinished{CallID: root.Get("toolCallId").String(), Name: name, Kind: kind, Status: events.ToolOK}
-	if root.Get("isError").Bool() {
+	fin := events.ToolFinished{CallID: gjson.Parse(f[0]).String(), Name: name, Kind: kind, Status: events.ToolOK}
+	raw, text := content(normalize.Fields(f[2], "content")[0])
+	if raw != "" {
+		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutString(raw, normalize.DefaultOutputCap)
+	} else {
+		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(text, normalize.DefaultOutputCap)
+	}
+	if gjson.Parse(f[3]).Bool() {
 		fin.Status = events.ToolError
-		if isBlocked(out) {
+		if isBlocked(fin.Output) {
 			fin.Status = events.ToolDenied
 		}
 	}
 	if kind == events.ToolShell {
+		out := fin.Output
+		if fin.Truncated && fin.Status != events.ToolOK {
+			out = gjson.Parse(raw).String() // the status is at the end
+			if raw == "" {
+				out = text
+			}
+		}
 		if code, ok := exitCode(out, fin.Status == events.ToolOK); ok {
 			fin.ExitCode = &code
 		}
 	}
-	fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(out, normalize.DefaultOutputCap)
 	return append(dst, fin)
 }
 
-// contentText joins the text parts of a tool result's content.
-func contentText(c gjson.Result) string {
-	if c.Type == gjson.String {
-		return c.String()
+// content reads a tool result's content: raw is the JSON text of its one
+// string (the usual case, which normalize.CutString cuts without unescaping
+// all of it), or else text joins the text parts.
+func content(c string) (raw, text string) {
+	if strings.HasPrefix(c, `"`) {
+		return c, ""
 	}
-	var s string
-	for _, p := range c.Array() {
-		if p.Get("type").String() == "text" {
-			if s != "" {
-				s += "\n"
-			}
-			s += p.Get("text").String()
+	var parts []string
+	for _, p := range gjson.Parse(c).Array() {
+		// Not p.Get("text"): gjson unescapes a whole string it lands on.
+		if f := normalize.Fields(p.Raw, "type", "text"); gjson.Parse(f[0]).String() == "text" {
+			parts = append(parts, f[1])
 		}
 	}
-	return s
+	if len(parts) == 1 {
+		return parts[0], ""
+	}
+	for i, p := range parts {
+		if i > 0 {
+			text += "\n"
+		}
+		text += gjson.Parse(p).String()
+	}
+	return "", text
 }
 
 func (d *Decoder) retryStart(dst []events.Body, root gjson.Result) []events.Body {

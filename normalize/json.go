@@ -1,0 +1,357 @@
+package normalize
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// This file holds the few JSON helpers on the hot path that gjson makes
+// slow for the lines agents write most bytes in: tool results of up to
+// megabytes in one string. gjson skips a string value byte by byte each
+// time a Get passes it and unescapes all of it for String(); these skip
+// strings with strings.IndexByte, read several fields in one pass, and
+// unescape only the part of an output that an event carries. They give
+// the same answers as gjson (see json_test.go).
+
+// Valid reports whether line is one valid JSON value, with the same answer
+// as gjson.ValidBytes (which, like this, does not check that strings are
+// valid UTF-8), but scans strings eight bytes at a time.
+func Valid(line []byte) bool {
+	i := skipSpace(line, 0)
+	i, ok := validValue(line, i, 0)
+	return ok && skipSpace(line, i) == len(line)
+}
+
+// maxDepth bounds nesting so that a hostile line cannot exhaust the stack.
+// gjson.ValidBytes has no bound; agents never nest this deep.
+const maxDepth = 10000
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// validValue checks the value starting at b[i] and returns the index after it.
+func validValue(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) || depth > maxDepth {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c == '{':
+		return validContainer(b, i+1, '}', depth)
+	case c == '[':
+		return validContainer(b, i+1, ']', depth)
+	case c == '"':
+		return validString(b, i+1)
+	case c == '-' || c >= '0' && c <= '9':
+		return validNumber(b, i)
+	case c == 't':
+		return validWord(b, i, "true")
+	case c == 'f':
+		return validWord(b, i, "false")
+	case c == 'n':
+		return validWord(b, i, "null")
+	}
+	return i, false
+}
+
+// validContainer checks the members of an object (end '}') or the elements
+// of an array (end ']') after the opening bracket.
+func validContainer(b []byte, i int, end byte, depth int) (int, bool) {
+	i = skipSpace(b, i)
+	if i < len(b) && b[i] == end {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if end == '}' {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			if i, ok = validString(b, i+1); !ok {
+				return i, false
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			i = skipSpace(b, i+1)
+		}
+		if i, ok = validValue(b, i, depth+1); !ok {
+			return i, false
+		}
+		i = skipSpace(b, i)
+		switch {
+		case i >= len(b):
+			return i, false
+		case b[i] == end:
+			return i + 1, true
+		case b[i] != ',':
+			return i, false
+		}
+		i = skipSpace(b, i+1)
+	}
+}
+
+// plain marks the bytes a string can hold as they are: not '"', '\\' or a
+// control character.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// validString checks a string's content and closing quote from b[i].
+func validString(b []byte, i int) (int, bool) {
+	for {
+		for i+4 <= len(b) && plain[b[i]] && plain[b[i+1]] && plain[b[i+2]] && plain[b[i+3]] {
+			i += 4
+		}
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, true
+		case c < 0x20:
+			return i, false
+		case c == '\\':
+			if i+1 >= len(b) {
+				return i, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return i, false
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		default:
+			i++
+		}
+	}
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func validNumber(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > start
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		return i, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return i, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return i, false
+		}
+	}
+	return i, true
+}
+
+func validWord(b []byte, i int, w string) (int, bool) {
+	if len(b)-i >= len(w) && string(b[i:i+len(w)]) == w {
+		return i + len(w), true
+	}
+	return i, false
+}
+
+// Fields returns the raw JSON text of the values of up to eight keys of the
+// JSON object obj ("" for a key it does not have; the first member of a
+// name wins, as with gjson.Get), reading obj once. Parse a small value with
+// gjson.Parse; cut a large string with CutString. obj must be valid JSON
+// (the runner checked the line); anything but an object gives no values.
+func Fields(obj string, keys ...string) (vals [8]string) {
+	keys = keys[:min(len(keys), len(vals))]
+	i := skipSpaceStr(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return vals
+	}
+	missing := len(keys)
+	for i++; missing > 0; {
+		i = skipSpaceStr(obj, i)
+		if i >= len(obj) || obj[i] != '"' {
+			return vals // '}' or malformed
+		}
+		end := skipString(obj, i+1)
+		key := obj[i+1 : max(end-1, i+1)]
+		if strings.IndexByte(key, '\\') >= 0 {
+			key = gjson.Parse(obj[i:end]).Str
+		}
+		i = skipSpaceStr(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return vals
+		}
+		i = skipSpaceStr(obj, i+1)
+		end = skipValue(obj, i)
+		for k, want := range keys {
+			if key == want && vals[k] == "" {
+				vals[k] = obj[i:end]
+				missing--
+			}
+		}
+		i = skipSpaceStr(obj, end)
+		if i >= len(obj) || obj[i] != ',' {
+			return vals
+		}
+		i++
+	}
+	return vals
+}
+
+func skipSpaceStr(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the closing quote of the string whose
+// content starts at s[i] (len(s) if it has none).
+func skipString(s string, i int) int {
+	for {
+		j := strings.IndexByte(s[i:], '"')
+		if j < 0 {
+			return len(s)
+		}
+		i += j
+		k := i
+		for k > 0 && s[k-1] == '\\' {
+			k--
+		}
+		i++
+		if (i-1-k)%2 == 0 { // not escaped
+			return i
+		}
+	}
+}
+
+// skipValue returns the index after the value starting at s[i].
+func skipValue(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '"':
+		return skipString(s, i+1)
+	case '{', '[':
+		depth := 0
+		for ; i < len(s); i++ {
+			switch s[i] {
+			case '"':
+				i = skipString(s, i+1) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// CutString is CutOutput of the JSON value raw read as a string (as gjson's
+// String() reads it), without unescaping more of a long string than the cut
+// keeps: size is counted from the escapes. raw is the value's JSON text, as
+// Fields or gjson.Result.Raw give it; a value that is not a string is read
+// as gjson reads it.
+func CutString(raw string, capBytes int) (out string, size int64, truncated bool) {
+	if len(raw) < 2 || raw[0] != '"' || len(raw) <= capBytes {
+		return CutOutput(gjson.Parse(raw).String(), capBytes)
+	}
+	body := raw[1 : len(raw)-1]
+	if strings.IndexByte(body, '\\') < 0 {
+		return CutOutput(body, capBytes)
+	}
+	// Walk the escapes, counting the unescaped length, and remember where
+	// the first capBytes+1 unescaped bytes end in body.
+	n, keep := 0, -1
+	for i := 0; i < len(body); {
+		j := strings.IndexByte(body[i:], '\\')
+		if j < 0 {
+			j = len(body) - i
+		}
+		if keep < 0 && n+j > capBytes {
+			keep = i + (capBytes + 1 - n)
+		}
+		n += j
+		i += j
+		if i == len(body) {
+			break
+		}
+		w, l := escapeLen(body[i:])
+		i += w
+		n += l
+		if keep < 0 && n > capBytes {
+			keep = i
+		}
+	}
+	if n <= capBytes || keep < 0 {
+		return CutOutput(gjson.Parse(raw).String(), capBytes)
+	}
+	head := gjson.Parse(raw[:keep+1] + `"`).String()
+	out, _, _ = CutOutput(head, capBytes)
+	return out, int64(n), true
+}
+
+// escapeLen reads the escape at the start of s (s[0] == '\\') as gjson
+// unescapes it: w bytes of JSON that give l bytes of UTF-8.
+func escapeLen(s string) (w, l int) {
+	if len(s) < 6 || s[1] != 'u' {
+		return min(2, len(s)), 1
+	}
+	r := hexRune(s[2:6])
+	if r >= 0xD800 && r < 0xDC00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+		if r2 := hexRune(s[8:12]); r2 >= 0xDC00 && r2 < 0xE000 {
+			return 12, 4
+		}
+	}
+	if l = utf8.RuneLen(r); l < 0 {
+		l = 3 // a lone surrogate becomes U+FFFD
+	}
+	return 6, l
+}
+
+func hexRune(s string) rune {
+	v, _ := strconv.ParseUint(s, 16, 32)
+	return rune(v)
+}

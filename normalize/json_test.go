@@ -1,0 +1,148 @@
+package normalize_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/hubcli/hub/normalize"
+)
+
+// testdataLines returns every line of every transcript and golden file in
+// testdata/<agent>.
+func testdataLines(tb testing.TB) [][]byte {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "*", "*.jsonl"))
+	if len(files) == 0 {
+		tb.Fatal("no testdata")
+	}
+	var lines [][]byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		lines = append(lines, bytes.Split(b, []byte("\n"))...)
+	}
+	return lines
+}
+
+var jsonCases = []string{
+	``, ` `, `{}`, `[]`, ` {"a" : [1, -2.5e+3, true, false, null, "x\"y\\"] } `, `"\u00e9\ud83d\ude00"`,
+	`{"a":1,}`, `[1,]`, `{"a"}`, `{"a":}`, `{a:1}`, `[01]`, `-`, `1.`, `1e`, `1e+`, `.5`, `-0.0e-0`,
+	`"abc`, `"a\x"`, `"\u12"`, `"\u12g4"`, "\"a\tb\"", "\"a\x01\"", `tru`, `nul`, `{"a":1}{`, `[[[]]]`,
+	`"` + strings.Repeat(`abcdefg\"`, 9) + `"`, `"` + strings.Repeat("é日本", 20) + `"`, "\"\xff\xfe\"",
+	`{"k":"` + strings.Repeat(`\\`, 17) + `"}`, `{"k":"` + strings.Repeat(`x\\\"`, 5) + `"}`,
+}
+
+func TestValidMatchesGjson(t *testing.T) {
+	t.Parallel()
+	for _, c := range jsonCases {
+		if got, want := normalize.Valid([]byte(c)), gjson.Valid(c); got != want {
+			t.Errorf("Valid(%q) = %v, want %v (gjson)", c, got, want)
+		}
+	}
+	for _, l := range testdataLines(t) {
+		if got, want := normalize.Valid(l), gjson.ValidBytes(l); got != want {
+			t.Errorf("Valid(%q) = %v, want %v (gjson)", l, got, want)
+		}
+	}
+}
+
+func FuzzValid(f *testing.F) {
+	for _, c := range jsonCases {
+		f.Add([]byte(c))
+	}
+	for _, l := range testdataLines(f) {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := normalize.Valid(b), gjson.ValidBytes(b); got != want {
+			t.Fatalf("Valid(%q) = %v, want %v (gjson)", b, got, want)
+		}
+	})
+}
+
+// checkFields compares Fields with gjson.Get for every key of obj that
+// gjson reads as a plain key, and for a missing one.
+func checkFields(t *testing.T, obj string) {
+	if !gjson.Valid(obj) {
+		return
+	}
+	var keys []string
+	gjson.Parse(obj).ForEach(func(k, _ gjson.Result) bool {
+		if !strings.ContainsAny(k.Str, `.*?|#@\!:=<>%"`) && k.Str != "" {
+			keys = append(keys, k.Str)
+		}
+		return len(keys) < 7
+	})
+	keys = append(keys, "no such key")
+	got := normalize.Fields(obj, keys...)
+	for i, k := range keys {
+		if want := gjson.Get(obj, k).Raw; got[i] != want {
+			t.Fatalf("Fields(%q)[%q] = %q, want %q (gjson)", obj, k, got[i], want)
+		}
+	}
+}
+
+func TestFieldsMatchesGjson(t *testing.T) {
+	t.Parallel()
+	for _, l := range testdataLines(t) {
+		checkFields(t, string(l))
+		// and one level down, where the big values are
+		gjson.ParseBytes(l).ForEach(func(_, v gjson.Result) bool {
+			checkFields(t, v.Raw)
+			return true
+		})
+	}
+	checkFields(t, ` { "a" : 1 , "b":"x\"}" ,"a":2, "c":{"d":[1,{"e":"]"}]}, "e\u0041":true, "f":null } `)
+	if got := normalize.Fields(`[1]`, "a"); got[0] != "" {
+		t.Errorf(`Fields("[1]", "a") = %q, want ""`, got[0])
+	}
+}
+
+func FuzzFields(f *testing.F) {
+	f.Add(`{"a":"x","b":{"c":[1,"]"]},"d":-1.5}`)
+	for _, l := range testdataLines(f) {
+		f.Add(string(l))
+	}
+	f.Fuzz(checkFields)
+}
+
+func checkCutString(t *testing.T, raw string, capBytes int) {
+	if !gjson.Valid(raw) {
+		return
+	}
+	out, size, cut := normalize.CutString(raw, capBytes)
+	wOut, wSize, wCut := normalize.CutOutput(gjson.Parse(raw).String(), capBytes)
+	if out != wOut || size != wSize || cut != wCut {
+		t.Fatalf("CutString(%q, %d) = %q, %d, %v; want %q, %d, %v", raw, capBytes, out, size, cut, wOut, wSize, wCut)
+	}
+}
+
+func TestCutString(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat(`ab\n\"é\u00e9\ud83d\ude00\ud800x\\`, 50)
+	for _, raw := range []string{`"` + long + `"`, `"` + strings.Repeat("é", 100) + `"`, `"` + strings.Repeat(`\u65e5`, 40) + `"`,
+		`"plain text that is long enough"`, `123`, `null`, `{"a":"b"}`, `""`, `"\ud83d\ude00\ud83d\ude00"`} {
+		for capBytes := 0; capBytes < 60; capBytes++ {
+			checkCutString(t, raw, capBytes)
+		}
+		checkCutString(t, raw, 1000)
+	}
+}
+
+func FuzzCutString(f *testing.F) {
+	f.Add("ab\n\"é😀", 3)
+	f.Add(`\ud83d\ude00\ud800`, 5)
+	f.Fuzz(func(t *testing.T, s string, capBytes int) {
+		capBytes = max(capBytes%200, 0)
+		b, _ := json.Marshal(s)
+		checkCutString(t, string(b), capBytes)
+		checkCutString(t, `"`+s+`"`, capBytes) // raw escapes, if valid
+	})
+}
