@@ -588,7 +588,7 @@ func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) *events.Er
 	if len(b) == 0 {
 		return nil
 	}
-	if b[0] != '{' || !gjson.ValidBytes(b) {
+	if b[0] != '{' || !normalize.Valid(b) {
 		c := normalize.Clean(b)
 		if len(c) == 0 {
 			return nil
