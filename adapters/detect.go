@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -129,9 +131,26 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	// here is not the agent.
 	stdout, stderr := &headWriter{max: 4096}, &headWriter{max: 4096}
 	cmd := exec.Command(path, p.args()...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.WaitDelay = time.Second
+	// Pipes read here, not by os/exec's copy goroutines with a WaitDelay:
+	// on a loaded machine those could miss their delay and fail a healthy
+	// agent's probe (64 runs at once did, in TestLoad); pipeReader reads
+	// everything written before the exit, however late, and never waits on
+	// a grandchild that keeps the pipe open.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return "", fmt.Errorf("version probe: %w", err)
+	}
+	defer outR.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		return "", fmt.Errorf("version probe: %w", err)
+	}
+	defer errR.Close()
+	cmd.Stdout, cmd.Stderr = outW, errW
 	g, err := proc.Start(cmd)
+	outW.Close()
+	errW.Close()
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC) {
 			return "", events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
@@ -140,8 +159,26 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 		return "", events.NewError(events.BinNotInstalled, events.ReasonNotFound, p.installHint(),
 			"%s cannot be started: %v", path, err)
 	}
+	outP, errP := newPipeReader(outR), newPipeReader(errR)
+	var copies sync.WaitGroup
+	for _, c := range []struct {
+		w *headWriter
+		r *pipeReader
+	}{{stdout, outP}, {stderr, errP}} {
+		copies.Add(1)
+		go func() {
+			defer copies.Done()
+			_, _ = io.Copy(c.w, c.r)
+		}()
+	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		outP.agentExited()
+		errP.agentExited()
+		copies.Wait()
+		done <- err
+	}()
 	select {
 	case err = <-done:
 	case <-ctx.Done():

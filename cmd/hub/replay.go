@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -9,6 +12,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 )
 
@@ -97,6 +101,30 @@ func replayAction(c *cli.Context) error {
 			return usagef("replay: %v", err)
 		}
 	}
-	sink, done := outputSink(output, c.App.Writer, c.App.ErrWriter)
-	return done(adapters.Replay(c.Context, req, in, end, sink))
+	// Events are written in batches: the output is flushed each time
+	// replay is about to read more input (when it could block on a pipe),
+	// and at the end.
+	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
+	sink, done := outputSink(output, out, c.App.ErrWriter)
+	err = done(adapters.Replay(c.Context, req, flushFirst{in, out}, end, sink))
+	if ferr := out.Flush(); ferr != nil && err == nil {
+		e := events.NewError(events.BinInternal, "", "check where hub's output goes", "writing the events: %v", ferr)
+		fmt.Fprintf(c.App.ErrWriter, "hub: %s: %s (next: %s)\n", binReason(e), e.Message, e.Hint)
+		err = exitError{e}
+	}
+	return err
+}
+
+// flushFirst flushes w before each read from r, so that what was written
+// for the input read so far goes out before replay waits for more.
+type flushFirst struct {
+	r io.Reader
+	w *bufio.Writer
+}
+
+func (f flushFirst) Read(p []byte) (int, error) {
+	if err := f.w.Flush(); err != nil {
+		return 0, err
+	}
+	return f.r.Read(p)
 }
