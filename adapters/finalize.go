@@ -82,6 +82,9 @@ func (r *run) finalize(ctx context.Context, ad Adapter, inst Install, first norm
 	}
 	got := res.outcome
 	switch {
+	case got.Error != nil && got.Error.Bin == events.BinTimeout && got.Error.Reason == events.ReasonWall:
+		return note("no final answer: the final-answer resume of session %s ran out of its %s (--finalize-timeout, within what was left of --timeout)",
+			first.SessionID, d.Round(time.Millisecond))
 	case got.Error != nil && got.Error.Reason == events.ReasonToolSteps:
 		return note("no final answer: the agent called a tool during the final-answer resume of session %s, and hub stopped it", first.SessionID)
 	case got.Error != nil:

@@ -629,7 +629,7 @@ func TestRunFinalAnswer(t *testing.T) {
 	}{
 		{name: "answer", partial: true, text: "partial from the fake", tokens: 400, note: "resumed session ses_fake1 once, without tools", resumed: true},
 		{name: "tool call in the resume", resume: "tool", tokens: 300, note: "called a tool during the final-answer resume", resumed: true},
-		{name: "resume hangs", resume: "hang", finalize: 700 * time.Millisecond, tokens: 300, note: "failed: timeout/wall", resumed: true},
+		{name: "resume hangs", resume: "hang", finalize: 700 * time.Millisecond, tokens: 300, note: "ran out of its 700ms (--finalize-timeout", resumed: true},
 		{name: "resume fails", resume: "fail", tokens: 300, note: "failed: unavailable/server", resumed: true},
 		{name: "resume off", finalize: -1, tokens: 300},
 	}
