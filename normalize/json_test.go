@@ -146,3 +146,16 @@ func FuzzCutString(f *testing.F) {
 		checkCutString(t, `"`+s+`"`, capBytes) // raw escapes, if valid
 	})
 }
+
+// TestValidDeep: unlike gjson.ValidBytes, which recurses without bound (a
+// line of millions of '[' would exhaust the stack), Valid refuses nesting
+// deeper than agents ever write.
+func TestValidDeep(t *testing.T) {
+	t.Parallel()
+	ok := strings.Repeat("[", 1000) + strings.Repeat("]", 1000)
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	if !normalize.Valid([]byte(ok)) || normalize.Valid([]byte(deep)) {
+		t.Errorf("Valid(1000 deep) = %v, Valid(20000 deep) = %v; want true, false",
+			normalize.Valid([]byte(ok)), normalize.Valid([]byte(deep)))
+	}
+}
