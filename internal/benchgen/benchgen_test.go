@@ -1,0 +1,34 @@
+package benchgen_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/hubcli/hub/internal/benchgen"
+)
+
+// TestGenerate: every agent's recorded tool turn is found, the transcript
+// reaches its size with valid JSON lines, and a seed gives the same bytes.
+func TestGenerate(t *testing.T) {
+	t.Parallel()
+	for _, agent := range benchgen.Agents {
+		var a, b bytes.Buffer
+		n, err := benchgen.Generate(&a, agent, 1<<20, 7)
+		if err != nil || n < 1<<20 || n != int64(a.Len()) {
+			t.Fatalf("Generate(%s, 1 MiB) = %d, %v; wrote %d", agent, n, err, a.Len())
+		}
+		if _, err := benchgen.Generate(&b, agent, 1<<20, 7); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("Generate(%s) twice with one seed: different bytes (%v)", agent, err)
+		}
+		for i, l := range bytes.Split(bytes.TrimSuffix(a.Bytes(), []byte("\n")), []byte("\n")) {
+			if !gjson.ValidBytes(l) || !gjson.GetBytes(l, "type").Exists() {
+				t.Fatalf("Generate(%s): line %d is not a typed JSON object: %.200s", agent, i+1, l)
+			}
+		}
+	}
+	if _, err := benchgen.Generate(&bytes.Buffer{}, "nope", 1, 1); err == nil {
+		t.Error("Generate(nope) = nil error, want one")
+	}
+}
