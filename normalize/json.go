@@ -232,6 +232,27 @@ func Fields(obj string, keys ...string) (vals [8]string) {
 	return vals
 }
 
+// Elements returns the raw JSON text of each element of the JSON array arr,
+// reading it once (as gjson.Result.Array, without parsing the elements).
+// arr must be valid JSON; anything but an array gives none.
+func Elements(arr string) []string {
+	i := skipSpaceStr(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return nil
+	}
+	var out []string
+	for i = skipSpaceStr(arr, i+1); i < len(arr) && arr[i] != ']'; {
+		end := skipValue(arr, i)
+		out = append(out, arr[i:end])
+		i = skipSpaceStr(arr, end)
+		if i >= len(arr) || arr[i] != ',' {
+			break
+		}
+		i = skipSpaceStr(arr, i+1)
+	}
+	return out
+}
+
 func skipSpaceStr(s string, i int) int {
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
 		i++

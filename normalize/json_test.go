@@ -159,3 +159,44 @@ func TestValidDeep(t *testing.T) {
 			normalize.Valid([]byte(ok)), normalize.Valid([]byte(deep)))
 	}
 }
+
+func checkElements(t *testing.T, arr string) {
+	if !gjson.Valid(arr) || !gjson.Parse(arr).IsArray() {
+		if got := normalize.Elements(arr); got != nil && gjson.Valid(arr) {
+			t.Fatalf("Elements(%q) = %q, want none", arr, got)
+		}
+		return
+	}
+	got := normalize.Elements(arr)
+	want := gjson.Parse(arr).Array()
+	if len(got) != len(want) {
+		t.Fatalf("Elements(%q) = %q, want %d elements (gjson)", arr, got, len(want))
+	}
+	for i := range want {
+		if got[i] != want[i].Raw {
+			t.Fatalf("Elements(%q)[%d] = %q, want %q (gjson)", arr, i, got[i], want[i].Raw)
+		}
+	}
+}
+
+func TestElementsMatchesGjson(t *testing.T) {
+	t.Parallel()
+	for _, a := range []string{`[]`, ` [ ] `, `[1]`, `[ 1 , "a\"]" , {"b":[2,3]} , [[]] , null, true, -1.5e3 ]`, `{"a":1}`, `"x"`} {
+		checkElements(t, a)
+	}
+	for _, l := range testdataLines(t) {
+		gjson.ParseBytes(l).ForEach(func(_, v gjson.Result) bool {
+			checkElements(t, v.Raw)
+			v.ForEach(func(_, w gjson.Result) bool {
+				checkElements(t, w.Raw)
+				return true
+			})
+			return true
+		})
+	}
+}
+
+func FuzzElements(f *testing.F) {
+	f.Add(`[1,"a",{"b":[2]},[],null]`)
+	f.Fuzz(checkElements)
+}

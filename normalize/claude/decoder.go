@@ -271,11 +271,11 @@ func (d *Decoder) assistant(dst []events.Body, root gjson.Result) []events.Body 
 }
 
 func (d *Decoder) user(dst []events.Body, root gjson.Result) []events.Body {
-	root.Get("message.content").ForEach(func(_, b gjson.Result) bool {
+	for _, b := range normalize.Elements(root.Get("message.content").Raw) {
 		// One pass over the block, whose content can be megabytes.
-		f := normalize.Fields(b.Raw, "type", "tool_use_id", "content", "is_error")
+		f := normalize.Fields(b, "type", "tool_use_id", "content", "is_error")
 		if gjson.Parse(f[0]).String() != "tool_result" {
-			return true
+			continue
 		}
 		callID := gjson.Parse(f[1]).String()
 		name := d.toolNames[callID]
@@ -290,8 +290,7 @@ func (d *Decoder) user(dst []events.Body, root gjson.Result) []events.Body {
 			}
 		}
 		dst = append(dst, fin)
-		return true
-	})
+	}
 	return dst
 }
 

@@ -94,8 +94,27 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		}
 		return append(dst, unknown("without a type", line))
 	}
-	if typ.Str == "message_update" {
+	// The lines that need at most a flag are read without copying them:
+	// turn_end, agent_end and the tool result messages repeat megabytes of
+	// tool output.
+	switch typ.Str {
+	case "message_update":
 		return d.update(dst, line)
+	case "agent_end":
+		d.agentEnded = true
+		if d.last.seen {
+			d.last.ended = true
+		}
+		return dst
+	case "message_end":
+		if gjson.GetBytes(line, "message.role").String() != "assistant" {
+			return dst
+		}
+	case "turn_start", "turn_end", "message_start", "tool_execution_update", "queue_update",
+		"session_info_changed", "thinking_level_changed":
+		// turn_end and agent_end repeat messages already read at
+		// message_end; the others carry nothing a caller acts on.
+		return dst
 	}
 	root := gjson.ParseBytes(line)
 	switch typ.Str {
@@ -106,15 +125,8 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		}
 	case "agent_start":
 		d.agentEnded = false
-	case "agent_end":
-		d.agentEnded = true
-		if d.last.seen {
-			d.last.ended = true
-		}
-	case "message_end":
-		if m := root.Get("message"); m.Get("role").String() == "assistant" {
-			dst = d.assistantEnd(dst, m)
-		}
+	case "message_end": // an assistant's
+		dst = d.assistantEnd(dst, root.Get("message"))
 	case "tool_execution_start":
 		dst = d.toolStart(dst, root)
 	case "tool_execution_end":
@@ -130,10 +142,6 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		dst = d.compactionStart(dst, root)
 	case "compaction_end":
 		dst = d.compactionEnd(dst, root)
-	case "turn_start", "turn_end", "message_start", "tool_execution_update", "queue_update",
-		"session_info_changed", "thinking_level_changed":
-		// turn_end and agent_end repeat messages already read at
-		// message_end; the others carry nothing a caller acts on.
 	default:
 		dst = append(dst, unknown(strconv.Quote(typ.Str), line))
 	}
@@ -281,9 +289,9 @@ func content(c string) (raw, text string) {
 		return c, ""
 	}
 	var parts []string
-	for _, p := range gjson.Parse(c).Array() {
-		// Not p.Get("text"): gjson unescapes a whole string it lands on.
-		if f := normalize.Fields(p.Raw, "type", "text"); gjson.Parse(f[0]).String() == "text" {
+	for _, p := range normalize.Elements(c) {
+		// Not gjson's p.Get("text"): it unescapes a whole string it lands on.
+		if f := normalize.Fields(p, "type", "text"); gjson.Parse(f[0]).String() == "text" {
 			parts = append(parts, f[1])
 		}
 	}
