@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -129,7 +128,22 @@ func (r *run) emit(b events.Body) {
 	if _, last := b.(events.RunFinished); r.sinkErr != nil && !last {
 		return
 	}
-	b = r.secrets.body(b)
+	// Text deltas are redacted as one text (see secrets.delta): what they
+	// hold back goes out before the next event of another type.
+	if d, ok := b.(events.TextDelta); ok {
+		if d.Text = r.secrets.delta(d.Text); d.Text != "" {
+			r.send(d)
+		}
+		return
+	}
+	if held := r.secrets.flush(); held != "" {
+		r.send(events.TextDelta{Text: held})
+	}
+	r.send(r.secrets.body(b))
+}
+
+// send stamps one redacted event and gives it to the sink.
+func (r *run) send(b events.Body) {
 	ev := events.Event{Seq: r.seq, TS: r.clock(), RunID: r.runID, Agent: r.req.Agent, Body: b}
 	r.seq++
 	if err := r.sink(ev); err != nil && r.sinkErr == nil {
@@ -572,17 +586,25 @@ func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize
 	}
 }
 
-// line handles one framed line: notices for over-long and non-JSON lines,
-// the decoder for the rest. It returns the limit an event of the line crossed
-// (see budget.Meter.Exceeded and retriesExceeded): that event is the last one
-// forwarded.
+// line handles one framed line: notices for over-long and non-JSON lines
+// (see damage.go); the decoder for the rest, for the head of an over-long
+// line that the decoder can read (normalize.HeadDecoder) and for an event
+// recovered from a damaged line. It returns the limit an event of the line
+// crossed (see budget.Meter.Exceeded and retriesExceeded): that event is the
+// last one forwarded.
 func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) *events.Error {
 	if l.TooLong {
-		data, _ := json.Marshal(map[string]any{"bytes": l.Size, "max_line": maxLine,
-			"head": normalize.Shorten(string(l.Bytes), 200)})
-		r.emit(events.Notice{Kind: events.NoticeLineTooLong, Data: data,
-			Message: fmt.Sprintf("skipped a %d-byte stdout line: over the %d-byte line cap", l.Size, maxLine)})
-		return nil
+		// A terminal event can be the giant line: the decoder may still
+		// read it from the line's head.
+		decoded := false
+		if hd, ok := dec.(normalize.HeadDecoder); ok {
+			r.bodies, decoded = hd.DecodeHead(r.bodies[:0], l.Bytes, l.Size)
+		}
+		r.emit(tooLongNotice(l, maxLine, decoded))
+		if !decoded {
+			return nil
+		}
+		return r.forward()
 	}
 	b := l.Bytes
 	if len(b) == 0 {
@@ -594,12 +616,23 @@ func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) *events.Er
 			return nil
 		}
 		if !gjson.ValidBytes(c) {
-			r.emit(events.Notice{Kind: events.NoticeNonJSONOutput, Message: normalize.Shorten(string(c), 2000)})
-			return nil
+			n, event := damagedLine(c)
+			r.emit(n)
+			if event == nil {
+				return nil
+			}
+			c = event
 		}
 		b = c
 	}
 	r.bodies = dec.Decode(r.bodies[:0], b)
+	return r.forward()
+}
+
+// forward emits the events decoded from one line (r.bodies) and returns the
+// budget limit one of them crossed, if any: that event is the last one
+// forwarded.
+func (r *run) forward() *events.Error {
 	lim := r.req.Limits
 	for _, body := range r.bodies {
 		r.emit(body)

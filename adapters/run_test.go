@@ -171,11 +171,11 @@ func TestRunOutcomes(t *testing.T) {
 		}},
 		{scenario: "malformed", text: "fake answer", check: func(t *testing.T, r result) {
 			// banner and the cut line are reported; ANSI, BOM and CRLF lines decode.
-			if n := len(r.notices(events.NoticeNonJSONOutput)); n != 2 {
-				t.Errorf("non_json_output notices = %d, want 2 (banner, cut line)", n)
+			if n := len(r.notices(events.NoticeNonJSONOutput)); n != 1 {
+				t.Errorf("non_json_output notices = %d, want 1 (banner)", n)
 			}
-			if n := len(r.notices(events.NoticeParseError)); n != 1 {
-				t.Errorf("parse_error notices = %d, want 1 (a JSON array)", n)
+			if n := len(r.notices(events.NoticeParseError)); n != 2 {
+				t.Errorf("parse_error notices = %d, want 2 (the cut line, a JSON array)", n)
 			}
 			if n := len(r.notices(events.NoticeUnknownEvent)); n != 1 {
 				t.Errorf("unknown_event notices = %d, want 1", n)
@@ -198,8 +198,8 @@ func TestRunOutcomes(t *testing.T) {
 		}},
 		{scenario: "truncated-last", text: "fake answer"},
 		{scenario: "cut-last", bin: events.BinProtocol, reason: events.ReasonNoResult, text: "fake answer", check: func(t *testing.T, r result) {
-			if n := len(r.notices(events.NoticeNonJSONOutput)); n != 1 {
-				t.Errorf("non_json_output notices = %d, want 1 (the cut line)", n)
+			if n := r.notices(events.NoticeParseError); len(n) != 1 || !strings.Contains(n[0].Message, "cut short") {
+				t.Errorf("parse_error notices = %v, want 1 (the cut line)", n)
 			}
 		}},
 		{scenario: "crash", bin: events.BinAgentFailed, reason: events.ReasonCrashed, check: func(t *testing.T, r result) {

@@ -93,7 +93,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		for _, den := range d.result.Get("permission_denials").Array() {
 			d.denied[den.Get("tool_use_id").String()] = true
 		}
-		return dst
+		return d.recovered(dst)
 	default:
 		return append(dst, unknown("type "+typ, line))
 	}

@@ -193,7 +193,7 @@ func meaningfulStderr(s string) string {
 	case len(keep) > 3:
 		keep = keep[len(keep)-3:]
 	}
-	return normalize.Shorten(strings.Join(keep, " | "), 600)
+	return normalize.JoinLines(keep, 600)
 }
 
 func suffix(s string) string {

@@ -33,6 +33,7 @@ type Decoder struct {
 	err        *events.Error // from the last error event not followed by success
 	denied     *events.ToolFinished
 	sawStep    bool
+	recovered  bool // a step finished with reason "stop" after an error event
 }
 
 var _ normalize.Decoder = (*Decoder)(nil)
@@ -171,6 +172,7 @@ func (d *Decoder) stepFinish(dst []events.Body, part gjson.Result) []events.Body
 		dst = append(dst, events.Notice{Kind: events.NoticeRecoveredError,
 			Message: "opencode recovered from an earlier error: " + d.err.Message})
 		d.err = nil
+		d.recovered = true
 	}
 	return dst
 }
@@ -187,7 +189,9 @@ func (d *Decoder) Status() normalize.Status {
 
 // Outcome implements normalize.Decoder. In order: an error event decides;
 // then success needs exit status 0 and a last step that ended with reason
-// "stop"; then a denied tool is permission_denied/tool_denied; then the exit
+// "stop" — or any exit status when that step came after an error event
+// OpenCode recovered from, which the status then reports (SPEC §3: a
+// successful terminal event that follows a transient error wins); then a denied tool is permission_denied/tool_denied; then the exit
 // status and stderr decide (Fallback).
 func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 	out := normalize.Outcome{Text: d.lastText, SessionID: d.sessionID}
@@ -195,7 +199,7 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 	switch {
 	case d.err != nil:
 		out.Error = d.err
-	case d.lastReason == "stop" && (exit0 || end.Stopped):
+	case d.lastReason == "stop" && (exit0 || end.Stopped || d.recovered && end.Signal == ""):
 		out.OK = true
 	case d.denied != nil:
 		out.Error = events.NewError(events.BinPermissionDenied, events.ReasonToolDenied,
@@ -254,5 +258,5 @@ func lastLines(s string, n int) string {
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return strings.Join(lines, " | ")
+	return normalize.JoinLines(lines, 600)
 }

@@ -300,5 +300,5 @@ func lastLines(s string) string {
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
 	}
-	return strings.Join(lines, " | ")
+	return normalize.JoinLines(lines, 600)
 }

@@ -137,6 +137,9 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		d.retryEnded = true
 		if !root.Get("success").Bool() {
 			d.finalError = root.Get("finalError").String()
+		} else {
+			dst = append(dst, events.Notice{Kind: events.NoticeRecoveredError, Message: fmt.Sprintf(
+				"pi recovered from a failed model call on retry %d", root.Get("attempt").Int())})
 		}
 	case "compaction_start":
 		dst = d.compactionStart(dst, root)
