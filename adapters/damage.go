@@ -63,8 +63,8 @@ func damagedLine(c []byte) (events.Notice, []byte) {
 	err := json.Unmarshal(c, &raw)
 	var se *json.SyntaxError
 	switch {
-	case errors.As(err, &se) && se.Offset < int64(len(c)):
-		at := int(se.Offset)
+	case errors.As(err, &se) && se.Error() != "unexpected end of JSON input":
+		at := max(int(se.Offset)-1, 0) // the error came after reading Offset bytes
 		return events.Notice{Kind: events.NoticeParseError, Data: data(at), Message: fmt.Sprintf(
 			"damaged stdout line: invalid JSON at byte %d of %d (%v), near %q",
 			at, len(c), se, normalize.Shorten(string(c[max(at-40, 0):]), 80))}, nil
