@@ -169,7 +169,13 @@ func runHub(t *testing.T, dialect, fault string, o runOpts) *hubRun {
 		}
 	}
 	t.Logf("%s: hub exit %d in %v, peak RSS %d MB", t.Name(), r.code, r.took.Round(time.Millisecond), r.maxRSS/mb)
-	if output != "jsonl" {
+	switch output {
+	case "json": // run.finished alone
+		if err := schematest.ValidateLine(r.stdout); err != nil {
+			t.Fatalf("hub's --output json is invalid: %v\nstderr: %s", err, r.stderr)
+		}
+		return r
+	case "text":
 		return r
 	}
 	if err := schematest.ValidateStream(r.stdout); err != nil {
@@ -457,6 +463,12 @@ var faultCases = []faultCase{
 			if !bytes.Contains(r.stdout, []byte(`\u2028`)) || !bytes.Contains(r.stdout, []byte(`\u2029`)) {
 				t.Errorf("hub's output has no \\u2028/\\u2029 escapes")
 			}
+			// --output json too (runHub checks it byte for byte).
+			j := runHub(t, d, "separators", runOpts{output: "json", args: []string{"--model", "mock/model" + fakeagent.Separators}, prompt: "say" + fakeagent.Separators})
+			var fin event
+			if err := json.Unmarshal(j.stdout, &fin); err != nil || fin.Text != "the answer is "+fakeagent.Separators+" indeed" {
+				t.Errorf("--output json = %s (%v), want run.finished with the answer", j.stdout, err)
+			}
 		}},
 	// A terminal event and no exit: killed after --linger, still ok.
 	{name: "linger", fault: "linger", opts: runOpts{args: []string{"--linger", "300ms"}}, check: func(t *testing.T, d string, r *hubRun) {
@@ -514,8 +526,12 @@ var faultCases = []faultCase{
 		wantNotices(t, r, map[string]int{"linger_kill": 1}, "cost_unknown")
 	}},
 	// stdout closed before any answer, the agent still running: idle.
-	{name: "close-stdout-early", fault: "close-stdout-early", opts: runOpts{args: []string{"--idle-timeout", "500ms"}}, check: func(t *testing.T, d string, r *hubRun) {
+	// (1.5 s leaves a loaded machine time to start the fake agent.)
+	{name: "close-stdout-early", fault: "close-stdout-early", opts: runOpts{args: []string{"--idle-timeout", "1500ms"}}, check: func(t *testing.T, d string, r *hubRun) {
 		wantErr(t, r, "timeout", "idle", 8)
+		if len(r.of("session.started")) != 1 {
+			t.Errorf("%d session.started events, want the one written before stdout was closed", len(r.of("session.started")))
+		}
 	}},
 	// A grandchild holds stdout open after the agent exits: hub ends the
 	// run at once and kills it.
