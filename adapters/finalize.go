@@ -76,6 +76,9 @@ func (r *run) finalize(ctx context.Context, ad Adapter, inst Install, first norm
 		seq: r.seq, sinkErr: r.sinkErr, meter: r.meter, costWarned: r.costWarned}
 	c.meter.Continue()
 	res, err := c.agent(ctx, ad, spec, nil)
+	if held := c.secrets.flush(); held != "" { // the end of its last text delta
+		c.send(events.TextDelta{Text: held})
+	}
 	r.seq, r.sinkErr, r.meter = c.seq, c.sinkErr, c.meter
 	if err != nil {
 		return note("no final answer: cannot resume session %s: %s", first.SessionID, asError(err).Message)
