@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -15,6 +16,13 @@ import (
 // strings with strings.IndexByte, read several fields in one pass, and
 // unescape only the part of an output that an event carries. They give
 // the same answers as gjson (see json_test.go).
+
+// View returns line as a string without copying it, so that a decoder can
+// read its largest lines (megabytes of tool output) in place. Nothing taken
+// from the view may outlive the Decode call: the decoder copies
+// (strings.Clone) what its events and its own state keep. Each decoder's
+// tests check that with internal/benchgen.CheckLineNotKept.
+func View(line []byte) string { return unsafe.String(unsafe.SliceData(line), len(line)) }
 
 // Valid reports whether line is one valid JSON value, with the same answer
 // as gjson.ValidBytes (which, like this, does not check that strings are

@@ -65,14 +65,22 @@ func New(model string, failFast bool) *Decoder {
 
 // Decode implements normalize.Decoder.
 func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
-	root := gjson.ParseBytes(line)
+	// Tool results (user lines) are most of the bytes: user reads them in
+	// place and copies what it keeps. Other lines are copied once, so that
+	// what is kept of them (the result) stays valid.
+	var root gjson.Result
+	if gjson.GetBytes(line, "type").Str == "user" {
+		root = gjson.Parse(normalize.View(line))
+	} else {
+		root = gjson.ParseBytes(line)
+	}
 	if !root.IsObject() {
 		return append(dst, events.Notice{Kind: events.NoticeParseError,
 			Message: "claude: expected a JSON object, got " + normalize.Shorten(root.Raw, 200)})
 	}
 	if d.sessionID == "" {
 		if sid := root.Get("session_id").String(); sid != "" {
-			d.sessionID = sid
+			d.sessionID = strings.Clone(sid)
 		}
 	}
 	switch typ := root.Get("type").String(); typ {
@@ -270,6 +278,7 @@ func (d *Decoder) assistant(dst []events.Body, root gjson.Result) []events.Body 
 	return dst
 }
 
+// user reads a line in place (see Decode): it copies what it keeps.
 func (d *Decoder) user(dst []events.Body, root gjson.Result) []events.Body {
 	for _, b := range normalize.Elements(root.Get("message.content").Raw) {
 		// One pass over the block, whose content can be megabytes.
@@ -277,10 +286,11 @@ func (d *Decoder) user(dst []events.Body, root gjson.Result) []events.Body {
 		if gjson.Parse(f[0]).String() != "tool_result" {
 			continue
 		}
-		callID := gjson.Parse(f[1]).String()
+		callID := strings.Clone(gjson.Parse(f[1]).String())
 		name := d.toolNames[callID]
 		fin := events.ToolFinished{CallID: callID, Name: name, Kind: ToolKind(name), Status: events.ToolOK}
 		fin.Output, fin.OutputBytes, fin.Truncated = contentText(f[2])
+		fin.Output = strings.Clone(fin.Output)
 		if gjson.Parse(f[3]).Bool() {
 			fin.Status = events.ToolError
 			// A refusal is one short sentence: the cut output holds it.

@@ -15,3 +15,9 @@ import (
 func BenchmarkDecode(b *testing.B) {
 	benchgen.BenchDecoder(b, "codex", func() normalize.Decoder { return codex.New(codex.Options{Model: "gpt-5.5", FailFast: true}) })
 }
+
+// TestLineNotKept: the decoder keeps nothing of a line past Decode.
+func TestLineNotKept(t *testing.T) {
+	t.Parallel()
+	benchgen.CheckLineNotKept(t, "codex", func() normalize.Decoder { return codex.New(codex.Options{Model: "gpt-5.5", FailFast: true}) })
+}

@@ -98,7 +98,14 @@ func (d *Decoder) modelPtr() *string {
 
 // Decode implements normalize.Decoder.
 func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
-	root := gjson.ParseBytes(line)
+	// Command outputs are most of the bytes: their items are read in place
+	// (item and tool copy what they keep).
+	var root gjson.Result
+	if r := gjson.GetManyBytes(line, "type", "item.type"); strings.HasPrefix(r[0].Str, "item.") && r[1].Str == "command_execution" {
+		root = gjson.Parse(normalize.View(line))
+	} else {
+		root = gjson.ParseBytes(line)
+	}
 	if !root.IsObject() {
 		return append(dst, events.Notice{Kind: events.NoticeParseError,
 			Message: "codex: expected a JSON object, got " + normalize.Shorten(root.Raw, 200)})
@@ -185,9 +192,9 @@ func (d *Decoder) topError(dst []events.Body, msg string) []events.Body {
 
 // item maps one item event.
 func (d *Decoder) item(dst []events.Body, typ string, it gjson.Result) []events.Body {
-	id := it.Get("id").String()
+	id := strings.Clone(it.Get("id").String()) // the item may be read in place (see Decode)
 	completed := typ == "item.completed"
-	switch kind := it.Get("type").String(); kind {
+	switch kind := strings.Clone(it.Get("type").String()); kind {
 	case "agent_message":
 		if completed {
 			text := it.Get("text").String()
@@ -246,6 +253,7 @@ func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result)
 	switch status := gjson.Parse(f[0]).String(); kind {
 	case "command_execution":
 		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutString(f[1], normalize.DefaultOutputCap)
+		fin.Output = strings.Clone(fin.Output) // read in place (see Decode)
 		if c := gjson.Parse(f[2]); c.Type == gjson.Number {
 			code := int(c.Int())
 			fin.ExitCode = &code

@@ -15,3 +15,9 @@ import (
 func BenchmarkDecode(b *testing.B) {
 	benchgen.BenchDecoder(b, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model") })
 }
+
+// TestLineNotKept: the decoder keeps nothing of a line past Decode.
+func TestLineNotKept(t *testing.T) {
+	t.Parallel()
+	benchgen.CheckLineNotKept(t, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model") })
+}

@@ -51,14 +51,21 @@ func New(model string) *Decoder {
 
 // Decode implements normalize.Decoder.
 func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
-	root := gjson.ParseBytes(line)
+	// Finished tools are most of the bytes: tool reads them in place and
+	// copies what it keeps.
+	var root gjson.Result
+	if gjson.GetBytes(line, "type").Str == "tool_use" {
+		root = gjson.Parse(normalize.View(line))
+	} else {
+		root = gjson.ParseBytes(line)
+	}
 	if !root.IsObject() {
 		return append(dst, events.Notice{Kind: events.NoticeParseError,
 			Message: "opencode: expected a JSON object, got " + normalize.Shorten(root.Raw, 200)})
 	}
 	if sid := root.Get("sessionID").String(); sid != "" && d.sessionID == "" {
-		d.sessionID = sid
-		dst = append(dst, events.SessionStarted{SessionID: sid, Model: d.model})
+		d.sessionID = strings.Clone(sid)
+		dst = append(dst, events.SessionStarted{SessionID: d.sessionID, Model: d.model})
 	}
 	part := root.Get("part")
 	switch typ := root.Get("type").String(); typ {
@@ -97,9 +104,10 @@ func unknown(typ string, line []byte) events.Notice {
 	return n
 }
 
+// tool reads a line in place (see Decode): it copies what it keeps.
 func (d *Decoder) tool(dst []events.Body, part gjson.Result) []events.Body {
-	name := part.Get("tool").String()
-	callID := part.Get("callID").String()
+	name := strings.Clone(part.Get("tool").String())
+	callID := strings.Clone(part.Get("callID").String())
 	// One pass over the state, whose output (twice: in metadata too) can
 	// be megabytes.
 	f := normalize.Fields(part.Get("state").Raw, "status", "input", "output", "error", "metadata")
@@ -128,6 +136,7 @@ func (d *Decoder) tool(dst []events.Body, part gjson.Result) []events.Body {
 		}
 	}
 	fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutString(output, normalize.DefaultOutputCap)
+	fin.Output = strings.Clone(fin.Output)
 	if exit := gjson.Parse(normalize.Fields(f[4], "exit")[0]); exit.Type == gjson.Number {
 		c := int(exit.Int())
 		fin.ExitCode = &c

@@ -15,3 +15,9 @@ import (
 func BenchmarkDecode(b *testing.B) {
 	benchgen.BenchDecoder(b, "pi", func() normalize.Decoder { return pi.New("", true) })
 }
+
+// TestLineNotKept: the decoder keeps nothing of a line past Decode.
+func TestLineNotKept(t *testing.T) {
+	t.Parallel()
+	benchgen.CheckLineNotKept(t, "pi", func() normalize.Decoder { return pi.New("", true) })
+}

@@ -115,6 +115,10 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		// turn_end and agent_end repeat messages already read at
 		// message_end; the others carry nothing a caller acts on.
 		return dst
+	case "tool_execution_end":
+		// Tool results are most of the bytes: toolEnd reads them in place
+		// and copies what it keeps.
+		return d.toolEnd(dst, gjson.Parse(normalize.View(line)))
 	}
 	root := gjson.ParseBytes(line)
 	switch typ.Str {
@@ -129,8 +133,6 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		dst = d.assistantEnd(dst, root.Get("message"))
 	case "tool_execution_start":
 		dst = d.toolStart(dst, root)
-	case "tool_execution_end":
-		dst = d.toolEnd(dst, root)
 	case "auto_retry_start":
 		dst = d.retryStart(dst, root)
 	case "auto_retry_end":
@@ -251,18 +253,21 @@ func (d *Decoder) toolStart(dst []events.Body, root gjson.Result) []events.Body 
 // for a non-zero status, and succeeds only for status 0 (or a shell killed
 // by a signal, which pi does not tell apart), so a successful bash call has
 // exit code 0.
+//
+// It reads the line in place (see Decode) and copies what it keeps.
 func (d *Decoder) toolEnd(dst []events.Body, root gjson.Result) []events.Body {
 	// One pass over the line, whose result can be megabytes.
 	f := normalize.Fields(root.Raw, "toolCallId", "toolName", "result", "isError")
-	name := gjson.Parse(f[1]).String()
+	name := strings.Clone(gjson.Parse(f[1]).String())
 	kind := ToolKind(name)
-	fin := events.ToolFinished{CallID: gjson.Parse(f[0]).String(), Name: name, Kind: kind, Status: events.ToolOK}
+	fin := events.ToolFinished{CallID: strings.Clone(gjson.Parse(f[0]).String()), Name: name, Kind: kind, Status: events.ToolOK}
 	raw, text := content(normalize.Fields(f[2], "content")[0])
 	if raw != "" {
 		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutString(raw, normalize.DefaultOutputCap)
 	} else {
 		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(text, normalize.DefaultOutputCap)
 	}
+	fin.Output = strings.Clone(fin.Output)
 	if gjson.Parse(f[3]).Bool() {
 		fin.Status = events.ToolError
 		if isBlocked(fin.Output) {
