@@ -69,7 +69,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	// place and copies what it keeps. Other lines are copied once, so that
 	// what is kept of them (the result) stays valid.
 	var root gjson.Result
-	if gjson.GetBytes(line, "type").Str == "user" {
+	if gjson.Get(normalize.View(line), "type").Str == "user" {
 		root = gjson.Parse(normalize.View(line))
 	} else {
 		root = gjson.ParseBytes(line)

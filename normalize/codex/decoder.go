@@ -101,7 +101,8 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	// Command outputs are most of the bytes: their items are read in place
 	// (item and tool copy what they keep).
 	var root gjson.Result
-	if r := gjson.GetManyBytes(line, "type", "item.type"); strings.HasPrefix(r[0].Str, "item.") && r[1].Str == "command_execution" {
+	view := normalize.View(line)
+	if strings.HasPrefix(gjson.Get(view, "type").Str, "item.") && gjson.Get(view, "item.type").Str == "command_execution" {
 		root = gjson.Parse(normalize.View(line))
 	} else {
 		root = gjson.ParseBytes(line)

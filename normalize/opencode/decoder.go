@@ -54,7 +54,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	// Finished tools are most of the bytes: tool reads them in place and
 	// copies what it keeps.
 	var root gjson.Result
-	if gjson.GetBytes(line, "type").Str == "tool_use" {
+	if gjson.Get(normalize.View(line), "type").Str == "tool_use" {
 		root = gjson.Parse(normalize.View(line))
 	} else {
 		root = gjson.ParseBytes(line)

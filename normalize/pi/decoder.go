@@ -86,7 +86,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	// message_update lines are the bulk of the stream and each repeats the
 	// whole partial message: read only the two small fields needed, without
 	// parsing (or copying) the rest of the line.
-	typ := gjson.GetBytes(line, "type")
+	typ := gjson.Get(normalize.View(line), "type") // compared, not kept
 	if typ.Type != gjson.String {
 		if !gjson.ParseBytes(line).IsObject() {
 			return append(dst, events.Notice{Kind: events.NoticeParseError,
@@ -107,7 +107,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		}
 		return dst
 	case "message_end":
-		if gjson.GetBytes(line, "message.role").String() != "assistant" {
+		if gjson.Get(normalize.View(line), "message.role").Str != "assistant" {
 			return dst
 		}
 	case "turn_start", "turn_end", "message_start", "tool_execution_update", "queue_update",
@@ -165,10 +165,12 @@ func unknown(what string, line []byte) events.Notice {
 // are reported whole at message_end.
 func (d *Decoder) update(dst []events.Body, line []byte) []events.Body {
 	// gjson stops scanning at the first match; the delta comes before the
-	// partial message in pi's output, and GetBytes copies only the value.
-	r := gjson.GetManyBytes(line, "assistantMessageEvent.type", "assistantMessageEvent.delta")
-	if r[0].Str == "text_delta" && r[1].Str != "" {
-		dst = append(dst, events.TextDelta{Text: r[1].Str})
+	// partial message in pi's output. Only the delta is copied.
+	view := normalize.View(line)
+	if gjson.Get(view, "assistantMessageEvent.type").Str == "text_delta" {
+		if t := gjson.Get(view, "assistantMessageEvent.delta").Str; t != "" {
+			dst = append(dst, events.TextDelta{Text: strings.Clone(t)})
+		}
 	}
 	return dst
 }
