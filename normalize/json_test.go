@@ -127,7 +127,8 @@ func checkCutString(t *testing.T, raw string, capBytes int) {
 func TestCutString(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat(`ab\n\"é\u00e9\ud83d\ude00\ud800x\\`, 50)
-	for _, raw := range []string{`"` + long + `"`, `"` + strings.Repeat("é", 100) + `"`, `"` + strings.Repeat(`\u65e5`, 40) + `"`,
+	tricky := strings.Repeat(`\\u0041 \\\u0041 \\\\ \\\\\" \udc00\ud83d \ud83d\u0041 \/`, 30)
+	for _, raw := range []string{`"` + long + `"`, `"` + tricky + `"`, `"` + strings.Repeat("é", 100) + `"`, `"` + strings.Repeat(`\u65e5`, 40) + `"`,
 		`"plain text that is long enough"`, `123`, `null`, `{"a":"b"}`, `""`, `"\ud83d\ude00\ud83d\ude00"`} {
 		for capBytes := 0; capBytes < 60; capBytes++ {
 			checkCutString(t, raw, capBytes)
