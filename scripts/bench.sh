@@ -10,6 +10,7 @@
 # Settings (environment):
 #	HUB_BENCH_SIZE      transcript per agent for replay vs node vs cat   (500M)
 #	HUB_BENCH_RUN_SIZE  stream the fake agent prints for hub run         (200M)
+#	HUB_BENCH_RATE      MiB/s of the paced fake agent                    (50)
 #	HUB_BENCH_RSS_SMALL HUB_BENCH_RSS_BIG  streams for peak RSS          (100M, 1G)
 #	HUB_BENCH_TRIPS     budget trips timed                               (100)
 #	HUB_BENCH_RUNS      timed runs per command (the median is reported)  (5)
@@ -22,6 +23,7 @@ set -euo pipefail
 
 SIZE=${HUB_BENCH_SIZE:-500M}
 RUN_SIZE=${HUB_BENCH_RUN_SIZE:-200M}
+RATE=${HUB_BENCH_RATE:-50}
 RSS_SMALL=${HUB_BENCH_RSS_SMALL:-100M}
 RSS_BIG=${HUB_BENCH_RSS_BIG:-1G}
 TRIPS=${HUB_BENCH_TRIPS:-100}
@@ -86,12 +88,13 @@ echo
 
 # The fake agent answers --version as Claude Code and prints
 # $HUB_BENCH_STREAM: with cat (as fast as the pipe takes it) or, with
-# HUB_BENCH_NODE set, one write per line from Node (as a Node CLI prints).
+# HUB_BENCH_NODE set, one write per line from Node (as a Node CLI prints),
+# at most $HUB_BENCH_NODE MiB/s unless it is 0.
 fake="$DIR/fake-claude"
 cat >"$fake" <<EOF
 #!/bin/sh
 case "\$1" in --version) echo "2.1.99 (Claude Code)"; exit 0;; esac
-[ -n "\$HUB_BENCH_NODE" ] && exec node '$ROOT/scripts/bench-node.mjs' write "\$HUB_BENCH_STREAM"
+[ -n "\$HUB_BENCH_NODE" ] && exec node '$ROOT/scripts/bench-node.mjs' write "\$HUB_BENCH_STREAM" "\$HUB_BENCH_NODE"
 exec cat "\$HUB_BENCH_STREAM"
 EOF
 chmod +x "$fake"
@@ -101,12 +104,18 @@ f="$DIR/claude-$RUN_SIZE.jsonl"
 [ -s "$f" ] || "$DIR/benchgen" -agent claude -size "$RUN_SIZE" -o "$f"
 cat "$f" >/dev/null
 export HUB_BENCH_STREAM="$f"
-printf '%-22s %9s %9s %9s\n' agent agent_s hub_run_s hub/agent
-for writer in cat node; do
-	if [ "$writer" = node ]; then export HUB_BENCH_NODE=1; else unset HUB_BENCH_NODE; fi
+printf '%-26s %9s %9s %9s\n' agent agent_s hub_run_s hub/agent
+for writer in cat node "node-$RATE"; do
+	case $writer in
+	cat) unset HUB_BENCH_NODE ;;
+	node) export HUB_BENCH_NODE=0 ;;
+	*) export HUB_BENCH_NODE=$RATE ;;
+	esac
 	alone=$(median_s "alone-$writer" "'$fake' -p x >/dev/null")
 	run=$(median_s "run-$writer" "'$DIR/hub' run --agent claude --bin '$fake' --output jsonl x >/dev/null")
-	printf '%-22s %9s %9s %9s\n' "$writer writer" "$alone" "$run" "$(ratio "$run" "$alone")"
+	name="$writer writer"
+	[ "$writer" = "node-$RATE" ] && name="node writer, $RATE MiB/s"
+	printf '%-26s %9s %9s %9s\n' "$name" "$alone" "$run" "$(ratio "$run" "$alone")"
 done
 unset HUB_BENCH_NODE
 echo
