@@ -124,7 +124,9 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	case "turn.started":
 		d.turnDone = false
 	case "item.started", "item.updated", "item.completed":
-		dst = d.item(dst, typ, root.Get("item"))
+		// Fields, not root.Get: gjson would scan the item (and its
+		// output) to its end byte by byte.
+		dst = d.item(dst, typ, gjson.Parse(normalize.Fields(root.Raw, "item")[0]))
 	case "turn.completed":
 		dst = d.unfinished(dst)
 		dst = d.usage(dst, root.Get("usage"))

@@ -67,7 +67,9 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		d.sessionID = strings.Clone(sid)
 		dst = append(dst, events.SessionStarted{SessionID: d.sessionID, Model: d.model})
 	}
-	part := root.Get("part")
+	// Fields, not root.Get: gjson would scan the part (and its outputs)
+	// to its end byte by byte.
+	part := gjson.Parse(normalize.Fields(root.Raw, "part")[0])
 	switch typ := root.Get("type").String(); typ {
 	case "step_start":
 		d.sawStep = true
@@ -110,7 +112,7 @@ func (d *Decoder) tool(dst []events.Body, part gjson.Result) []events.Body {
 	callID := strings.Clone(part.Get("callID").String())
 	// One pass over the state, whose output (twice: in metadata too) can
 	// be megabytes.
-	f := normalize.Fields(part.Get("state").Raw, "status", "input", "output", "error", "metadata")
+	f := normalize.Fields(normalize.Fields(part.Raw, "state")[0], "status", "input", "output", "error", "metadata")
 	input := json.RawMessage(`{}`)
 	if in := gjson.Parse(f[1]); in.IsObject() {
 		input = json.RawMessage(in.Raw)
