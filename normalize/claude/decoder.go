@@ -280,7 +280,10 @@ func (d *Decoder) assistant(dst []events.Body, root gjson.Result) []events.Body 
 
 // user reads a line in place (see Decode): it copies what it keeps.
 func (d *Decoder) user(dst []events.Body, root gjson.Result) []events.Body {
-	for _, b := range normalize.Elements(root.Get("message.content").Raw) {
+	// Fields, not root.Get("message.content"): gjson would scan the content
+	// to its end byte by byte.
+	content := normalize.Fields(normalize.Fields(root.Raw, "message")[0], "content")[0]
+	for _, b := range normalize.Elements(content) {
 		// One pass over the block, whose content can be megabytes.
 		f := normalize.Fields(b, "type", "tool_use_id", "content", "is_error")
 		if gjson.Parse(f[0]).String() != "tool_result" {
