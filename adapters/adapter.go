@@ -54,6 +54,9 @@ type Command struct {
 	// Env holds variables the adapter adds on top of hub's environment;
 	// Request.Env is applied after it and wins.
 	Env []string
+	// EnvLast holds variables applied after Request.Env: settings a
+	// caller's --env must not undo (a final-answer resume's tool rules).
+	EnvLast []string
 	// Stdin, when not nil, is written to the agent's stdin, which is then
 	// closed. When nil, stdin is /dev/null.
 	Stdin []byte
@@ -80,10 +83,15 @@ type Request struct {
 	// After its first write error it receives nothing more and the run goes
 	// on; wrap it to learn of the error.
 	RawLog io.Writer
-	// NoTools asks the agent to run with its tools switched off, where its
-	// CLI has a switch for that (claude --tools "", pi --no-tools, opencode
-	// config); codex has none. Run uses it for the final-answer resume
-	// after MaxToolSteps, and stops a tool call made anyway.
+	// NoTools asks the agent to run no tool, for the final-answer resume
+	// after MaxToolSteps. The tools stay defined in the model request (the
+	// Anthropic API and Amazon Bedrock refuse a conversation that holds tool
+	// calls but defines no tools), so the request itself says not to call
+	// one (FinalAnswerPrompt), Run stops the agent at a tool call, and
+	// adapters refuse execution where the CLI can: OpenCode, which reports
+	// a tool call only once it has run, asks for permission and so rejects
+	// every call (an agent of hub's own with permission "*": "ask"); Codex
+	// runs in a read-only sandbox.
 	NoTools bool
 	// AgentRetries, when not nil, is how many times the agent may retry a
 	// failed model call. Hub sets the CLI's own count where it has one

@@ -290,7 +290,7 @@ type attempt struct {
 func (r *run) agent(ctx context.Context, ad Adapter, spec Command, started func(pid int)) (attempt, error) {
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = r.req.Cwd
-	cmd.Env = append(append(os.Environ(), spec.Env...), r.req.Env...)
+	cmd.Env = append(append(append(os.Environ(), spec.Env...), r.req.Env...), spec.EnvLast...)
 	r.secrets = newSecrets(cmd.Env)
 	// Every process of the run inherits this entry, so that hub finds the
 	// ones that left the agent's tree (see proc.Group.SnapshotMarked).

@@ -71,9 +71,6 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" {
 		args = append(args, "--resume="+req.Resume)
 	}
-	if req.NoTools {
-		args = append(args, "--tools=") // "" is none of the built-in tools
-	}
 	// A run must not update the binary under hub's feet.
 	env := []string{"DISABLE_AUTOUPDATER=1"}
 	if req.AgentRetries != nil {

@@ -264,12 +264,14 @@ func TestRealMaxCost(t *testing.T) {
 }
 
 // TestRealFinalAnswer: a tool loop stopped by --max-tool-steps 2 is resumed
-// once with tools off (--tools=), and the resume's answer comes back marked
-// partial.
+// once, asked to answer without tools, and the resume's answer comes back
+// marked partial. The tools stay defined: the mock server, as the Anthropic
+// API, refuses a tool history without them (with --tools= Claude Code got
+// that 400).
 func TestRealFinalAnswer(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Loop. "+string(mockllm.ToolLoop), mockllm.Options{}, budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second})
-	realcli.CheckFinalAnswer(t, r.Fin, r.server, true)
+	realcli.CheckFinalAnswer(t, r.Fin, r.server)
 }
 
 // TestRealAgentRetries: --agent-retries 1 becomes CLAUDE_CODE_MAX_RETRIES=1:

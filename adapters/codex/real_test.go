@@ -395,7 +395,7 @@ func TestRealMaxCost(t *testing.T) {
 func TestRealFinalAnswer(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Loop. "+string(mockllm.ToolLoop), budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second})
-	realcli.CheckFinalAnswer(t, r.Fin, r.server, false)
+	realcli.CheckFinalAnswer(t, r.Fin, r.server)
 }
 
 // TestRealAgentRetries: --agent-retries 1 sets the retries of the provider

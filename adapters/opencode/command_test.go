@@ -2,6 +2,7 @@ package opencode_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,44 +10,45 @@ import (
 	"github.com/hubcli/hub/adapters/opencode"
 )
 
-// TestCommandNoTools: NoTools sets OpenCode inline config that switches every
-// tool off, merged into inline config already in hub's environment.
+// TestCommandNoTools: NoTools runs hub's own agent, whose permission "*":
+// "ask" makes `opencode run` reject every tool call; its inline config is
+// merged into the caller's (from --env, else hub's environment) and comes
+// after --env, so the caller cannot undo it.
 func TestCommandNoTools(t *testing.T) {
 	inst := adapters.Install{Path: "/bin/opencode", Version: "1.18.33"}
 	a := &opencode.Adapter{}
-	inline := func() map[string]any {
+	inline := func(env ...string) (map[string]any, []string) {
 		t.Helper()
-		cmd, err := a.Command(adapters.Request{Prompt: "hi", NoTools: true}, inst)
+		cmd, err := a.Command(adapters.Request{Prompt: "hi", NoTools: true, Env: env}, inst)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, kv := range cmd.Env {
-			if v, ok := strings.CutPrefix(kv, "OPENCODE_CONFIG_CONTENT="); ok {
-				var cfg map[string]any
-				if err := json.Unmarshal([]byte(v), &cfg); err != nil {
-					t.Fatalf("OPENCODE_CONFIG_CONTENT %q: %v", v, err)
-				}
-				return cfg
-			}
+		if len(cmd.EnvLast) != 1 {
+			t.Fatalf("EnvLast = %q, want the inline config", cmd.EnvLast)
 		}
-		t.Fatalf("env %q has no OPENCODE_CONFIG_CONTENT", cmd.Env)
-		return nil
+		v, ok := strings.CutPrefix(cmd.EnvLast[0], "OPENCODE_CONFIG_CONTENT=")
+		var cfg map[string]any
+		if err := json.Unmarshal([]byte(v), &cfg); !ok || err != nil {
+			t.Fatalf("EnvLast %q: %v", cmd.EnvLast, err)
+		}
+		return cfg, cmd.Args
 	}
-	t.Setenv("OPENCODE_CONFIG_CONTENT", "")
-	if got, _ := json.Marshal(inline()); string(got) != `{"tools":{"*":false}}` {
-		t.Errorf("inline config = %s, want every tool off", got)
+	askAll := `{"description":"hub's final-answer resume: no tool may run","mode":"primary","permission":{"*":"ask"}}`
+	t.Setenv("OPENCODE_CONFIG_CONTENT", `{"model":"a/b"}`)
+	cfg, args := inline()
+	if got, _ := json.Marshal(cfg["agent"].(map[string]any)["hub-final-answer"]); string(got) != askAll || cfg["model"] != "a/b" {
+		t.Errorf("inline config = %v, want hub's agent %s and the environment's model kept", cfg, askAll)
 	}
-	t.Setenv("OPENCODE_CONFIG_CONTENT", `{"model":"a/b","tools":{"bash":true}}`)
-	if got, _ := json.Marshal(inline()); string(got) != `{"model":"a/b","tools":{"*":false}}` {
-		t.Errorf("merged inline config = %s, want the caller's model kept and every tool off", got)
+	if !slices.Contains(args, "--agent=hub-final-answer") {
+		t.Errorf("args = %q, want --agent=hub-final-answer", args)
+	}
+	cfg, _ = inline(`OPENCODE_CONFIG_CONTENT={"agent":{"build":{"permission":{"bash":"allow"}},"hub-final-answer":{"permission":{"*":"allow"}}}}`)
+	agents := cfg["agent"].(map[string]any)
+	if got, _ := json.Marshal(agents["hub-final-answer"]); string(got) != askAll || agents["build"] == nil || cfg["model"] != nil {
+		t.Errorf("inline config from --env = %v, want the caller's build agent kept and hub's agent replaced", cfg)
 	}
 	cmd, err := a.Command(adapters.Request{Prompt: "hi"}, inst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, kv := range cmd.Env {
-		if strings.HasPrefix(kv, "OPENCODE_CONFIG_CONTENT=") {
-			t.Errorf("without NoTools env has %q", kv)
-		}
+	if err != nil || len(cmd.EnvLast) != 0 || slices.ContainsFunc(cmd.Args, func(s string) bool { return strings.HasPrefix(s, "--agent") }) {
+		t.Errorf("without NoTools: args %q, EnvLast %q, %v; want neither", cmd.Args, cmd.EnvLast, err)
 	}
 }

@@ -76,25 +76,49 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		args = append(args, "--session="+req.Resume)
 	}
 	// A run must not update the binary under hub's feet.
-	env := []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}
+	cmd := adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
 	if req.NoTools {
-		env = append(env, "OPENCODE_CONFIG_CONTENT="+toolsOff(os.Getenv("OPENCODE_CONFIG_CONTENT")))
+		cmd.Args = append(cmd.Args, "--agent="+finalAgent)
+		cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + askAll(lastEnv(req.Env, "OPENCODE_CONFIG_CONTENT"))}
 	}
-	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt), Env: env}, nil
+	return cmd, nil
 }
 
-// toolsOff returns OpenCode inline config (OPENCODE_CONFIG_CONTENT, the
-// config source OpenCode merges last) that switches every tool off:
-// {"tools":{"*":false}}, merged into inline config the caller already set
-// when that is a JSON object (its "tools" key is replaced).
-func toolsOff(inline string) string {
+// finalAgent is the OpenCode agent of hub's final-answer resume (see
+// askAll).
+const finalAgent = "hub-final-answer"
+
+// askAll returns OpenCode inline config (OPENCODE_CONFIG_CONTENT, the
+// config OpenCode merges last) that defines finalAgent with permission
+// {"*": "ask"}: its tools stay in the model request, and `opencode run`,
+// which cannot ask anyone, rejects every call without running it (measured
+// with 1.18.33, also when the user's config allows them). It is merged into
+// the inline config the caller set, when that is a JSON object.
+func askAll(inline string) string {
 	cfg := map[string]any{}
 	if err := json.Unmarshal([]byte(inline), &cfg); err != nil || cfg == nil {
 		cfg = map[string]any{}
 	}
-	cfg["tools"] = map[string]bool{"*": false}
+	agents, _ := cfg["agent"].(map[string]any)
+	if agents == nil {
+		agents = map[string]any{}
+	}
+	agents[finalAgent] = map[string]any{"mode": "primary", "permission": map[string]string{"*": "ask"},
+		"description": "hub's final-answer resume: no tool may run"}
+	cfg["agent"] = agents
 	b, _ := json.Marshal(cfg) // maps of JSON values always marshal
 	return string(b)
+}
+
+// lastEnv returns the value of key in env (K=V pairs, the last one wins),
+// else in hub's environment.
+func lastEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return os.Getenv(key)
 }
 
 // title is the session title: the prompt's first line, at most 60 bytes.

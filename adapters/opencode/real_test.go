@@ -280,10 +280,36 @@ func TestRealMaxCost(t *testing.T) {
 }
 
 // TestRealFinalAnswer: a tool loop stopped by --max-tool-steps 2 is resumed
-// once with tools off (OpenCode inline config), and the resume's answer comes
+// once (hub's agent, which may run no tool), and the resume's answer comes
 // back marked partial.
 func TestRealFinalAnswer(t *testing.T) {
 	t.Parallel()
 	r := runReal(t, "Loop. "+string(mockllm.ToolLoop), mockllm.Options{}, budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second})
-	realcli.CheckFinalAnswer(t, r.Fin, r.server, true)
+	realcli.CheckFinalAnswer(t, r.Fin, r.server)
+}
+
+// TestRealFinalAnswerRunsNoTool: a model that calls a tool whatever it is
+// told (MOCK_TOOLFOREVER). OpenCode reports a tool call only once it has run,
+// so tool call 2, the crossing one, has run; in the resume, OpenCode asks for
+// permission, cannot, and rejects the call: it runs nothing more, even with
+// the caller's own inline config allowing every tool, and hub ends the
+// resume without a final answer. Each run of the tool appends a line to a
+// file (BASH_ENV).
+func TestRealFinalAnswerRunsNoTool(t *testing.T) {
+	t.Parallel()
+	marks := filepath.Join(t.TempDir(), "marks")
+	bashEnv := filepath.Join(t.TempDir(), "bashenv")
+	if err := os.WriteFile(bashEnv, []byte("builtin echo ran >> "+marks+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runReal(t, "Loop. "+string(mockllm.ToolForever), mockllm.Options{}, budget.Limits{MaxToolSteps: 1, Grace: 2 * time.Second},
+		"BASH_ENV="+bashEnv, `OPENCODE_CONFIG_CONTENT={"permission":{"*":"allow"}}`)
+	realcli.WantErr(t, r.Fin, events.BinBudgetExceeded, events.ReasonToolSteps, 0)
+	if r.Fin.Partial || !strings.Contains(r.Fin.Error.Message, "called a tool during the final-answer resume") {
+		t.Errorf("run.finished partial=%v error %q, want no final answer because the resume called a tool", r.Fin.Partial, r.Fin.Error.Message)
+	}
+	b, _ := os.ReadFile(marks)
+	if n := strings.Count(string(b), "ran"); n != 2 {
+		t.Errorf("the tool ran %d times, want 2 (the crossing call had run before OpenCode reported it; none in the resume)", n)
+	}
 }

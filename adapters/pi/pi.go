@@ -106,9 +106,6 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" {
 		args = append(args, "--session", req.Resume)
 	}
-	if req.NoTools {
-		args = append(args, "--no-tools") // built-in and extension tools
-	}
 	cmd := adapters.Command{Path: inst.Path, Args: args}
 	if argSafe(req.Prompt) {
 		cmd.Args = append(cmd.Args, req.Prompt)

@@ -506,7 +506,7 @@ func TestRealMaxCost(t *testing.T) {
 }
 
 // TestRealFinalAnswer: a tool loop stopped by --max-tool-steps 2 is resumed
-// once with tools off (--no-tools), and the resume's answer comes back
+// once, asked to answer without tools, and the resume's answer comes back
 // marked partial.
 func TestRealFinalAnswer(t *testing.T) {
 	t.Parallel()
@@ -517,7 +517,7 @@ func TestRealFinalAnswer(t *testing.T) {
 	t.Cleanup(srv.Close)
 	r := runReal(t, srv, piRun{prompt: "Loop. " + string(mockllm.ToolLoop), settings: noRetries,
 		limits: budget.Limits{MaxToolSteps: 2, Grace: 2 * time.Second}})
-	realcli.CheckFinalAnswer(t, r.Fin, srv, true)
+	realcli.CheckFinalAnswer(t, r.Fin, srv)
 }
 
 // TestRealAgentRetries: pi has no setting hub can pass, so hub counts: with

@@ -32,14 +32,19 @@ type messagesRequest struct {
 // messagesBlock is one content block of a message, of the types the server
 // reads: text, tool_use (ignored) and tool_result.
 type messagesBlock struct {
-	Type    string          `json:"type"`
-	Text    string          `json:"text"`
-	Content json.RawMessage `json:"content"` // tool_result: a string or an array of text blocks
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`          // tool_use
+	ToolUseID string          `json:"tool_use_id"` // tool_result
+	Content   json.RawMessage `json:"content"`     // tool_result: a string or an array of text blocks
 }
 
 func parseMessages(body []byte) (call, error) {
 	var req messagesRequest
 	if err := json.Unmarshal(body, &req); err != nil {
+		return call{}, err
+	}
+	if err := checkToolHistory(req); err != nil {
 		return call{}, err
 	}
 	c := call{model: req.Model, stream: req.Stream}
@@ -69,6 +74,59 @@ func parseMessages(body []byte) (call, error) {
 		c.tools = append(c.tools, tool{name: t.Name, schema: t.InputSchema})
 	}
 	return c, nil
+}
+
+// checkToolHistory refuses what the Anthropic API refuses (with its
+// messages, read 2026-11-30 from public reports of them: anthropic-sdk-python
+// issue 494, claude-code issue 3512): a tool_use block whose id has no
+// tool_result block in the next message, and tool_use or tool_result blocks
+// in a request that defines no tools (Amazon Bedrock refuses that too).
+func checkToolHistory(req messagesRequest) error {
+	blocks := func(content json.RawMessage) []messagesBlock {
+		var bs []messagesBlock
+		_ = json.Unmarshal(content, &bs) // a string content has no blocks
+		return bs
+	}
+	toolBlocks := false
+	for i, m := range req.Messages {
+		var ids []string
+		for _, b := range blocks(m.Content) {
+			switch b.Type {
+			case "tool_use":
+				toolBlocks = true
+				if m.Role == "assistant" {
+					ids = append(ids, b.ID)
+				}
+			case "tool_result":
+				toolBlocks = true
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		if i+1 < len(req.Messages) && req.Messages[i+1].Role == "user" {
+			for _, b := range blocks(req.Messages[i+1].Content) {
+				if b.Type == "tool_result" {
+					answered[b.ToolUseID] = true
+				}
+			}
+		}
+		var missing []string
+		for _, id := range ids {
+			if !answered[id] {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) > 0 {
+			return invalidRequest(fmt.Sprintf("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. "+
+				"Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i, strings.Join(missing, ", ")))
+		}
+	}
+	if toolBlocks && len(req.Tools) == 0 {
+		return invalidRequest("Requests which include `tool_use` or `tool_result` blocks must define tools.")
+	}
+	return nil
 }
 
 // messagesContent reads a content field: a string, or an array of blocks. It

@@ -247,6 +247,8 @@ func TestMessagesScenarios(t *testing.T) {
 			stop: "end_turn", start: msgBigStart, end: msgBigEnd}},
 		{scenario: mockllm.Tool, status: 200, want: msgStream{shape: textShape, model: "claude-mock", toolID: mockllm.ToolCallID, toolName: "Bash",
 			args: `{"command":"echo mock-tool-ok","description":"Print a marker"}`, pieces: 3, stop: "tool_use", start: msgNormalStart, end: msgNormalEnd}},
+		{scenario: mockllm.ToolForever, status: 200, want: msgStream{shape: textShape, model: "claude-mock", toolID: mockllm.LoopCallID(1), toolName: "Bash",
+			args: `{"command":"echo mock-tool-ok","description":"Print a marker"}`, pieces: 3, stop: "tool_use", start: msgNormalStart, end: msgNormalEnd}},
 		{scenario: mockllm.ToolLoop, status: 200, want: msgStream{shape: textShape, model: "claude-mock", toolID: mockllm.LoopCallID(1), toolName: "Bash",
 			args: `{"command":"echo mock-tool-ok","description":"Print a marker"}`, pieces: 3, stop: "tool_use", start: msgNormalStart, end: msgNormalEnd}},
 		{scenario: mockllm.Unauthorized, status: 401, errType: "authentication_error", errMsg: "invalid x-api-key"},
@@ -610,9 +612,9 @@ func TestMessagesScenarioChoice(t *testing.T) {
 		{"blocks", `{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"MOCK_HANG"}]}]}`, mockllm.Hang, false},
 		{"blocks kept apart", `{"messages":[{"role":"user","content":[{"type":"text","text":"MOCK_401"},{"type":"text","text":"0 MOCK_429"}]}]}`, mockllm.Unauthorized, false},
 		{"latest user wins", `{"messages":[{"role":"user","content":"MOCK_401"},{"role":"assistant","content":"MOCK_500"},{"role":"user","content":"MOCK_BIGUSAGE"}]}`, mockllm.BigUsage, false},
-		{"tool result skipped", `{"messages":[{"role":"user","content":"MOCK_TOOL"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]},` +
+		{"tool result skipped", `{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"MOCK_TOOL"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]},` +
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"MOCK_401"}]}]}`, mockllm.Tool, true},
-		{"tool result blocks", `{"messages":[{"role":"user","content":[{"type":"tool_result","content":[{"type":"text","text":"MOCK_500"}]},{"type":"text","text":"MOCK_TOOL"}]}]}`, mockllm.Tool, true},
+		{"tool result blocks", `{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":[{"type":"tool_result","content":[{"type":"text","text":"MOCK_500"}]},{"type":"text","text":"MOCK_TOOL"}]}]}`, mockllm.Tool, true},
 		{"system string", `{"system":"MOCK_OVERFLOW","messages":[{"role":"user","content":"hi"}]}`, mockllm.Overflow, false},
 		{"system blocks", `{"system":[{"type":"text","text":"x"},{"type":"text","text":"MOCK_503"}],"messages":[{"role":"user","content":"hi"}]}`, mockllm.Overloaded, false},
 		{"system message", `{"system":"x","messages":[{"role":"user","content":"hi"},{"role":"system","content":[{"type":"text","text":"MOCK_429"}]}]}`, mockllm.RateLimited, false},

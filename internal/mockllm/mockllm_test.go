@@ -501,7 +501,9 @@ func TestRoutes(t *testing.T) {
 		{"POST", "/v1/messages", "not json", 400, `"type":"invalid_request_error"`},
 		{"POST", "/v1/messages", `{"messages":{"role":"user"}}`, 400, `"type":"error"`},
 		{"POST", "/v1/messages", `{"messages":[{"role":"user","content":42}]}`, 200, `Hello from`},
-		{"POST", "/v1/messages", `{"system":7,"messages":[{"role":"user","content":[{"type":"image"},{"type":"tool_result","content":{"x":1}}]}]}`, 200, `Hello from`},
+		{"POST", "/v1/messages", `{"system":7,"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":[{"type":"image"},{"type":"tool_result","content":{"x":1}}]}]}`, 200, `Hello from`},
+		{"POST", "/v1/messages", `{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}]}`, 400, "must define tools"},
+		{"POST", "/v1/messages", `{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},{"role":"user","content":"go on"}]}`, 400, "ids were found without `tool_result` blocks immediately after: t1"},
 		{"POST", "/v1/messages/count_tokens?beta=true", `{"messages":[{"role":"user","content":"hi MOCK_401"}]}`, 200, `{"input_tokens":1000}`},
 		{"POST", "/v1/messages/count_tokens", `{"messages":[{"role":"user","content":"hi MOCK_BIGUSAGE"}]}`, 200, `{"input_tokens":1500000}`},
 		{"POST", "/v1/messages/count_tokens", `[]`, 400, `"type":"invalid_request_error"`},
@@ -690,8 +692,8 @@ func TestRetryAfter(t *testing.T) {
 func TestScenariosAllParse(t *testing.T) {
 	t.Parallel()
 	all := mockllm.Scenarios()
-	if len(all) != 11 {
-		t.Errorf("len(Scenarios()) = %d, want 11", len(all))
+	if len(all) != 12 {
+		t.Errorf("len(Scenarios()) = %d, want 12", len(all))
 	}
 	for _, s := range all {
 		if got, ok := mockllm.ParseScenario("x " + string(s) + " y"); got != s || !ok {
@@ -797,8 +799,39 @@ func TestToolLoop(t *testing.T) {
 		if id, text := post(append(api.conv(2), finishItem), api.tools); id != "" || text != mockllm.LoopAnswer {
 			t.Errorf("%s with a later user message: tool call %q, text %q; want no call and %q", api.path, id, text, mockllm.LoopAnswer)
 		}
-		if id, text := post(api.conv(2), nil); id != "" || text != mockllm.LoopAnswer {
+		// (With no tools, the Messages API refuses a tool history: see
+		// TestRoutes; so the conversation here has none.)
+		if id, text := post(api.conv(0), nil); id != "" || text != mockllm.LoopAnswer {
 			t.Errorf("%s with no tools offered: tool call %q, text %q; want no call and %q", api.path, id, text, mockllm.LoopAnswer)
+		}
+	}
+}
+
+// TestToolForever: ToolForever calls a tool even after a later user message
+// asks it to stop, and answers only when no tools are offered.
+func TestToolForever(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "bash", "parameters": map[string]any{}}}}
+	conv := []any{
+		map[string]any{"role": "user", "content": "go MOCK_TOOLFOREVER"},
+		map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "bash", "arguments": "{}"}}}},
+		map[string]any{"role": "tool", "tool_call_id": "c1", "content": "out"},
+		map[string]any{"role": "user", "content": "stop using tools and answer now"},
+	}
+	for _, tt := range []struct {
+		tools    []any
+		id, text string
+	}{{tools, mockllm.LoopCallID(2), ""}, {nil, "", mockllm.LoopAnswer}} {
+		body, err := json.Marshal(map[string]any{"model": "m", "messages": conv, "tools": tt.tools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := post(t, t.Context(), s.URL()+"/v1/chat/completions", body)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if id, text := gjson.GetBytes(b, "choices.0.message.tool_calls.0.id").String(), gjson.GetBytes(b, "choices.0.message.content").String(); id != tt.id || text != tt.text {
+			t.Errorf("tools %v: call %q text %q, want %q %q", tt.tools != nil, id, text, tt.id, tt.text)
 		}
 	}
 }

@@ -614,6 +614,7 @@ func TestResponsesScenarios(t *testing.T) {
 		{scenario: mockllm.BigUsage, status: 200, want: big},
 		{scenario: mockllm.Tool, status: 200, want: tool},
 		{scenario: mockllm.ToolLoop, status: 200, want: loop},
+		{scenario: mockllm.ToolForever, status: 200, want: loop},
 		{scenario: mockllm.Unauthorized, status: 401, code: `"invalid_api_key"`},
 		{scenario: mockllm.RateLimited, status: 429, code: `"rate_limit_exceeded"`, after: "1", afterMS: "1000"},
 		{scenario: mockllm.ServerError, status: 500, code: `null`},
@@ -696,7 +697,7 @@ func TestResponsesScenarios(t *testing.T) {
 
 			st, n := readResponsesStream(t, resp.Body)
 			want := tt.want
-			if tt.scenario == mockllm.Tool || tt.scenario == mockllm.ToolLoop {
+			if tt.scenario == mockllm.Tool || tt.scenario == mockllm.ToolLoop || tt.scenario == mockllm.ToolForever {
 				checkExecArgs(t, st.args)
 				want.args = st.args // checked above: its form is the server's
 			}

@@ -51,10 +51,15 @@ const (
 	// message (an instruction after the loop, such as hub's request for a
 	// final answer), it answers [LoopAnswer].
 	ToolLoop Scenario = "MOCK_TOOLLOOP"
+	// ToolForever calls the shell tool as [ToolLoop] does whenever the
+	// request offers tools, whatever the conversation says; given no
+	// tools it answers [LoopAnswer]. It plays a model that ignores an
+	// instruction to stop using tools.
+	ToolForever Scenario = "MOCK_TOOLFOREVER"
 )
 
 // all lists every scenario; ParseScenario knows no others.
-var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage, ToolLoop}
+var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage, ToolLoop, ToolForever}
 
 // Scenarios returns every scenario, for tests that cover them all.
 func Scenarios() []Scenario { return slices.Clone(all[:]) }
@@ -225,8 +230,8 @@ func (c call) plan() reply {
 	case BigUsage:
 		r.usage = bigUsage
 		r.text = words(TextAnswer)
-	case ToolLoop:
-		if len(c.tools) > 0 && (c.endsInResult || strings.Contains(c.lastUserText, string(ToolLoop))) {
+	case ToolLoop, ToolForever:
+		if len(c.tools) > 0 && (c.scenario == ToolForever || c.endsInResult || strings.Contains(c.lastUserText, string(ToolLoop))) {
 			r.kind = replyTool
 			r.toolCall = chooseToolCall(c.tools)
 			r.toolCall.id = LoopCallID(c.toolResults + 1)

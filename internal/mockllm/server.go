@@ -3,6 +3,7 @@ package mockllm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -203,6 +204,12 @@ type wireAPI struct {
 	write func(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c call, r reply)
 }
 
+// invalidRequest is a request the real API would refuse with HTTP 400 and
+// this message.
+type invalidRequest string
+
+func (e invalidRequest) Error() string { return string(e) }
+
 // model serves one model call: parse, record, plan, write.
 func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 	if r.Method != http.MethodPost {
@@ -217,7 +224,12 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 	}
 	if err != nil {
 		s.record(Request{Method: r.Method, Path: r.URL.Path})
-		api.clientError(w, http.StatusBadRequest, "mockllm: cannot read request body: "+err.Error())
+		msg := "mockllm: cannot read request body: " + err.Error()
+		var inv invalidRequest
+		if errors.As(err, &inv) {
+			msg = string(inv)
+		}
+		api.clientError(w, http.StatusBadRequest, msg)
 		return
 	}
 	req := Request{

@@ -228,9 +228,10 @@ func CheckReportedUsage(t testing.TB, got events.Tokens, p Prices, in, out, cach
 // budget_exceeded/tool_steps, the third tool call was the last one, the text
 // is the mock model's [mockllm.LoopAnswer] marked partial, the session id is
 // kept, and the last model call carried adapters.FinalAnswerPrompt in its
-// last user text (byte for byte, though the CLI may add context around it),
-// with no tools offered when toolsOff.
-func CheckFinalAnswer(t testing.TB, fin events.RunFinished, srv *mockllm.Server, toolsOff bool) {
+// last user text (byte for byte, though the CLI may add context around it)
+// and still offered tools (the mock server, as the Anthropic API does,
+// refuses a tool history without tools).
+func CheckFinalAnswer(t testing.TB, fin events.RunFinished, srv *mockllm.Server) {
 	t.Helper()
 	WantErr(t, fin, events.BinBudgetExceeded, events.ReasonToolSteps, 0)
 	if !fin.Partial || fin.Text != mockllm.LoopAnswer {
@@ -250,8 +251,8 @@ func CheckFinalAnswer(t testing.TB, fin events.RunFinished, srv *mockllm.Server,
 	if !strings.Contains(last.LastUserText, adapters.FinalAnswerPrompt) {
 		t.Errorf("last model call's user text = %q, want the final-answer prompt", Shorten(last.LastUserText))
 	}
-	if toolsOff && len(last.Tools) > 0 {
-		t.Errorf("last model call offered tools %v, want none", last.Tools)
+	if len(last.Tools) == 0 {
+		t.Errorf("last model call offered no tools, want them kept")
 	}
 }
 
