@@ -44,14 +44,27 @@ func (r *run) finalize(ctx context.Context, ad Adapter, inst Install, first norm
 		out.Error = &e
 		return out
 	}
+	// The caller's cancel (SIGINT, a closed stdout) or deadline comes
+	// first, as in any run (SPEC §4): the run ends with it, saying what
+	// hub was doing.
+	stopped := func() normalize.Outcome {
+		e := r.hubCause(ctx, context.Cause(ctx), lim)
+		if e == nil {
+			e = events.NewError(events.BinCancelled, events.ReasonCaller, "run again to retry", "run cancelled by the caller")
+		}
+		c := *e
+		c.Message += fmt.Sprintf(" (after %s; hub was resuming session %s for a final answer)", over.Message, first.SessionID)
+		out.Error = &c
+		return out
+	}
 	if lim.Timeout > 0 {
 		d = min(d, lim.Timeout-time.Since(r.began))
 	}
 	switch {
+	case ctx.Err() != nil:
+		return stopped()
 	case first.SessionID == "":
 		return note("no final answer: the agent reported no session id to resume")
-	case ctx.Err() != nil:
-		return note("no final answer: the run was cancelled")
 	case d <= 0:
 		return note("no final answer: no time left under --timeout")
 	}
@@ -80,6 +93,9 @@ func (r *run) finalize(ctx context.Context, ad Adapter, inst Install, first norm
 		c.send(events.TextDelta{Text: held})
 	}
 	r.seq, r.sinkErr, r.meter = c.seq, c.sinkErr, c.meter
+	if ctx.Err() != nil {
+		return stopped()
+	}
 	if err != nil {
 		return note("no final answer: cannot resume session %s: %s", first.SessionID, asError(err).Message)
 	}

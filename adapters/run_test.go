@@ -694,6 +694,39 @@ func TestRunFinalAnswer(t *testing.T) {
 	}
 }
 
+// TestRunFinalAnswerCancelled: the caller's cancel during the final-answer
+// resume ends the run as cancelled/caller (hub's own cause first), saying it
+// had crossed --max-tool-steps; a cancel with an error as its cause (the
+// CLI's closed stdout) ends it with that error.
+func TestRunFinalAnswerCancelled(t *testing.T) {
+	t.Parallel()
+	closed := events.NewError(events.BinInternal, "", "check the consumer of hub's output", "hub's stdout was closed")
+	for _, cause := range []error{context.Canceled, closed} {
+		ctx, cancel := context.WithCancelCause(t.Context())
+		var once sync.Once
+		res := runFakeHook(t, ctx, "steps", func(r *adapters.Request) {
+			r.Limits = budget.Limits{MaxToolSteps: 3, Grace: 300 * time.Millisecond, Timeout: 30 * time.Second}
+			r.Env = append(r.Env, "HUB_FAKE_RESUME=hang")
+		}, func(ev events.Event) {
+			// The resume's session.started: cancel once it runs.
+			if _, ok := ev.Body.(events.SessionStarted); ok && ev.Seq > 5 {
+				once.Do(func() { time.AfterFunc(200*time.Millisecond, func() { cancel(cause) }) })
+			}
+		})
+		want := events.BinCancelled
+		if cause == closed {
+			want = events.BinInternal
+		}
+		if res.fin.OK || res.fin.Error == nil || res.fin.Error.Bin != want || res.fin.Partial ||
+			!strings.Contains(res.fin.Error.Message, "after tool call 4 is over --max-tool-steps 3; hub was resuming session ses_fake1") {
+			t.Errorf("cause %v: run.finished error %+v partial %v, want %s saying hub was resuming after --max-tool-steps", cause, res.fin.Error, res.fin.Partial, want)
+		}
+		if res.took > 5*time.Second {
+			t.Errorf("cause %v: run took %s", cause, res.took)
+		}
+	}
+}
+
 // TestReplayBudget: a replayed transcript stops at the crossing as a live run
 // would.
 func TestReplayBudget(t *testing.T) {
