@@ -106,7 +106,7 @@ type Request struct {
 	// (HTTP 401/403); by default hub stops it at the first such retry.
 	NoFailFast bool
 	// ReapOrphans says the caller is a child subreaper (see
-	// proc.BecomeSubreaper, done by the hub CLI): processes the agent
+	// BecomeSubreaper, done by the hub CLI): processes the agent
 	// orphaned (a tool's detached child) are re-parented to the caller, and
 	// those that carry this run's HUB_RUN_MARK are found, killed with the
 	// run and waited for. Safe with concurrent runs: each run takes only

@@ -38,7 +38,7 @@ func TestReapOrphansConcurrent(t *testing.T) {
 		}
 		return
 	}
-	if err := proc.BecomeSubreaper(); err != nil {
+	if err := adapters.BecomeSubreaper(); err != nil {
 		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
 	}
 	const runs = 8
