@@ -39,6 +39,10 @@ type Info struct {
 	// ReportsCost says the agent reports its own cost, so hub's price
 	// table (Request.Prices) is not used for it.
 	ReportsCost bool
+	// RetryLimits says how far Request.AgentRetries reaches for this
+	// agent when hub cannot set the CLI's own retry count: "" when it can;
+	// else what is left unbounded and what to do (the CLI warns with it).
+	RetryLimits string
 }
 
 // Install is a detected agent binary.

@@ -38,6 +38,7 @@ var info = adapters.Info{
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g opencode-ai",
 	ReportsCost: true,
+	RetryLimits: "opencode has no retry setting and prints nothing while it retries, so --agent-retries cannot bound it; --idle-timeout bounds its silence",
 }
 
 // Name implements adapters.Adapter.

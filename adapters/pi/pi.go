@@ -45,6 +45,7 @@ var info = adapters.Info{
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g @mariozechner/pi-coding-agent",
 	ReportsCost: true,
+	RetryLimits: "pi takes its retry counts only from settings.json: hub stops it at retry notice N+1, but the provider SDK's own retries inside each attempt are not seen; set retry.provider.maxRetries in pi's settings.json",
 }
 
 // Name implements adapters.Adapter.

@@ -70,3 +70,13 @@ func TestRunFinalizeFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentRetriesWarning: --agent-retries for an agent whose retries hub
+// cannot fully bound says so on stderr, and runs.
+func TestAgentRetriesWarning(t *testing.T) {
+	bin := fakeAgent(t, okBody)
+	code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "json", "--agent-retries", "2", "x")
+	if code != 0 || !strings.Contains(stderr, "hub: warning: --agent-retries 2: opencode has no retry setting") {
+		t.Errorf("exit %d, stderr %q; want 0 and the warning", code, stderr)
+	}
+}

@@ -37,7 +37,7 @@ func runCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-turns", Usage: "stop at the model turn after this many (0 = none)", EnvVars: []string{"HUB_MAX_TURNS"}},
 			&cli.Int64Flag{Name: "max-tool-steps", Usage: "stop at the tool call after this many (0 = none)", EnvVars: []string{"HUB_MAX_TOOL_STEPS"}},
 			&cli.DurationFlag{Name: "finalize-timeout", Value: budget.DefaultFinalize, Usage: "after --max-tool-steps stops a run, resume its session once, tools off, for a final answer within this time; 0 = no resume", EnvVars: []string{"HUB_FINALIZE_TIMEOUT"}},
-			&cli.IntFlag{Name: "agent-retries", Value: -1, Usage: "retries of a failed model call the agent may make: set in the CLI where it has a setting (claude, codex), and hub stops the run at the retry after them (-1 = the agent's default)", EnvVars: []string{"HUB_AGENT_RETRIES"}},
+			&cli.IntFlag{Name: "agent-retries", Value: -1, Usage: "retries of a failed model call the agent may make: set in the CLI where it has a setting (claude; codex for a provider its config.toml defines), and hub stops the run at the retry notice after them (pi: its SDK's hidden retries are not seen; opencode: not bounded, it reports no retries) (-1 = the agent's default)", EnvVars: []string{"HUB_AGENT_RETRIES"}},
 			&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group (0 means the default)", EnvVars: []string{"HUB_GRACE"}},
 			&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it (0 means the default)", EnvVars: []string{"HUB_LINGER"}},
 			&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event) or json (only run.finished)", EnvVars: []string{"HUB_OUTPUT"}},
@@ -142,6 +142,9 @@ func runAction(c *cli.Context) error {
 	}
 	if n := c.Int("agent-retries"); n >= 0 {
 		req.AgentRetries = &n
+		if ad, _ := adapters.Lookup(agent); ad.Info().RetryLimits != "" {
+			fmt.Fprintf(c.App.ErrWriter, "hub: warning: --agent-retries %d: %s\n", n, ad.Info().RetryLimits)
+		}
 	} else if n != -1 {
 		return usagef("run: --agent-retries must be -1 (the agent's default) or a count ≥ 0")
 	}
