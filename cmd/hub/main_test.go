@@ -506,6 +506,48 @@ sleep 300`)
 	wantAgentGone(t, pidfile)
 }
 
+// TestStalledStderr: with --output text, tool lines go to stderr; a stderr
+// nobody reads holds hub no longer than a stalled stdout does.
+func TestStalledStderr(t *testing.T) {
+	t.Parallel()
+	exe, _ := os.Executable()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	// 2000 tool lines of 200 bytes fill any pipe buffer, then the agent waits.
+	bin := fakeAgent(t, `echo $$ > `+pidfile+`
+i=0; while [ $i -lt 2000 ]; do echo '{"type":"tool_use","sessionID":"ses_full","part":{"type":"tool","tool":"bash","callID":"c'$i'","state":{"status":"completed","input":{"command":"`+strings.Repeat("x", 200)+`"},"output":""}}}'; i=$((i+1)); done
+sleep 300`)
+	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", "text", "--timeout", "1s", "--grace", "300ms", "x")
+	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close() // held open and never read
+	cmd.Stdout, cmd.Stderr = io.Discard, w
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("hub hung on a stderr nobody reads")
+	}
+	if took := time.Since(start); took > 1300*time.Millisecond+stallMargin+3*time.Second {
+		t.Errorf("hub took %s, want about --timeout + --grace + %s", took, stallMargin)
+	}
+	// The text printer's stderr lines are best effort: the run ends with its
+	// own cause, the --timeout.
+	if code := cmd.ProcessState.ExitCode(); code != 8 {
+		t.Errorf("exit %d, want 8 (timeout/wall)", code)
+	}
+	wantAgentGone(t, pidfile)
+}
+
 // TestStallGuard: a slow reader loses nothing; a stalled one makes writes
 // fail once giveUp closes.
 func TestStallGuard(t *testing.T) {

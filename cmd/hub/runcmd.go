@@ -186,9 +186,12 @@ func runAction(c *cli.Context) error {
 		cancel(events.NewError(events.BinInternal, "", "check the consumer of hub's output",
 			"hub's stdout was closed by its reader; the agent was stopped"))
 	})
-	// A consumer that stops reading must not hold hub past the run's end.
+	// A consumer that stops reading must not hold hub past the run's end:
+	// not on stdout, nor on stderr, where --output text writes tool lines
+	// and the summary (a wrapper that pipes stderr and never reads it).
 	giveUp, stopWatch := giveUpAfter(ctx, req.Limits.Timeout, req.Limits.GraceOrDefault())
 	defer stopWatch()
+	stderr = &stallGuard{w: stderr, giveUp: giveUp}
 	sink, done := outputSink(output, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
 	fin := adapters.Run(ctx, req, sink)
 	closed()

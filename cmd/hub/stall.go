@@ -17,11 +17,12 @@ const stallMargin = 2 * time.Second
 // errStalled is what writes to a stalled stdout return once hub gave up.
 var errStalled = errors.New("hub's stdout is not being read (the consumer stalled); hub gave up writing to it")
 
-// stallGuard is hub's stdout while a run writes its events. A write blocks
-// while the consumer reads slowly, as on any pipe — nothing is lost — until
-// giveUp is closed: then a write still blocked is abandoned and every later
-// one fails at once, so the run ends (internal, exit 11) instead of hanging
-// on a pipe nobody reads. Safe for concurrent use.
+// stallGuard is hub's stdout (or stderr) while a run writes to it. A write
+// blocks while the consumer reads slowly, as on any pipe — nothing is lost —
+// until giveUp is closed: then a write still blocked (after stallLast, for
+// a write that begins after giveUp) is abandoned and every later one fails
+// at once, so the run ends instead of hanging on a pipe nobody reads. Safe
+// for concurrent use.
 type stallGuard struct {
 	w      io.Writer
 	giveUp <-chan struct{}
@@ -55,12 +56,17 @@ func (g *stallGuard) Write(p []byte) (int, error) {
 		select {
 		case r := <-done:
 			return r.n, r.err
-		default:
+		case <-time.After(stallLast):
 		}
 		g.err = errStalled
 		return 0, g.err
 	}
 }
+
+// stallLast is how long a write may take once hub has given up waiting on a
+// stalled consumer: enough for a reader that is there (the closing lines on
+// a stderr that is read), not for one that is not.
+const stallLast = 200 * time.Millisecond
 
 // giveUpAfter returns a channel closed stallMargin after the run must have
 // ended: timeout+grace after now when timeout is set, or grace after ctx is
