@@ -195,9 +195,9 @@ func (d *Decoder) topError(dst []events.Body, msg string) []events.Body {
 
 // item maps one item event.
 func (d *Decoder) item(dst []events.Body, typ string, it gjson.Result) []events.Body {
-	id := strings.Clone(it.Get("id").String()) // the item may be read in place (see Decode)
+	id := it.Get("id").String()
 	completed := typ == "item.completed"
-	switch kind := strings.Clone(it.Get("type").String()); kind {
+	switch kind := it.Get("type").String(); kind {
 	case "agent_message":
 		if completed {
 			text := it.Get("text").String()
@@ -238,7 +238,13 @@ func (d *Decoder) item(dst []events.Body, typ string, it gjson.Result) []events.
 // tool maps a tool item to tool.started (on item.started, or on
 // item.completed when no start was seen) and tool.finished (on
 // item.completed).
+//
+// A command_execution item is read in place (see Decode): tool copies what
+// it keeps of it.
 func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result) []events.Body {
+	if kind == "command_execution" {
+		id = strings.Clone(id)
+	}
 	name, toolKind, input := toolShape(kind, it)
 	if _, ok := d.started[id]; !ok && typ != "item.updated" {
 		st := events.ToolStarted{CallID: id, Name: name, Kind: toolKind, Input: input}
@@ -336,7 +342,7 @@ func toolShape(kind string, it gjson.Result) (string, events.ToolKind, json.RawM
 	}
 	switch kind {
 	case "command_execution":
-		return kind, events.ToolShell, obj("command", it.Get("command").String())
+		return "command_execution", events.ToolShell, obj("command", it.Get("command").String())
 	case "file_change":
 		k := events.ToolEdit
 		changes := it.Get("changes").Array()
