@@ -15,6 +15,8 @@
 #	HUB_BENCH_TRIPS     budget trips timed                               (100)
 #	HUB_BENCH_RUNS      timed runs per command (the median is reported)  (5)
 #	HUB_BENCH_AGENTS    agents                       (claude codex opencode pi)
+#	HUB_BENCH_TEXTS     text in the replayed transcripts (code logs): code
+#	                    has a JSON escape every ~14 bytes, logs every ~65
 #	HUB_BENCH_DIR       scratch directory, kept      (a new one under /tmp)
 #
 # Tools: hyperfine when installed (installed from Debian's packages when
@@ -29,6 +31,7 @@ RSS_BIG=${HUB_BENCH_RSS_BIG:-1G}
 TRIPS=${HUB_BENCH_TRIPS:-100}
 RUNS=${HUB_BENCH_RUNS:-5}
 AGENTS=${HUB_BENCH_AGENTS:-claude codex opencode pi}
+TEXTS=${HUB_BENCH_TEXTS:-code logs}
 DIR=${HUB_BENCH_DIR:-$(mktemp -d /tmp/hub-bench.XXXXXX)}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$DIR"
@@ -67,22 +70,24 @@ median_s() {
 	fi
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.2f", a/b}'; }
-mbs() { awk -v n="$1" -v s="$2" 'BEGIN{printf "%.0f", n/1048576/s}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{if (b > 0) printf "%.2f", a/b; else printf "-"}'; }
+mbs() { awk -v n="$1" -v s="$2" 'BEGIN{if (s > 0) printf "%.0f", n/1048576/s; else printf "-"}'; }
 bytes() { stat -c %s "$1"; }
 
 echo "## replay: hub vs Node readline+JSON.parse vs cat ($SIZE per agent, median of $RUNS)"
-printf '%-9s %9s %9s %9s %9s | %9s %12s %12s\n' agent MiB hub_s node_s cat_s hub_MiB/s node/hub hub/cat
-for a in $AGENTS; do
-	f="$DIR/$a-$SIZE.jsonl"
-	[ -s "$f" ] || "$DIR/benchgen" -agent "$a" -size "$SIZE" -o "$f"
-	n=$(bytes "$f")
-	cat "$f" >/dev/null # into the page cache
-	h=$(median_s "replay-$a" "'$DIR/hub' replay --agent $a --output jsonl '$f' >/dev/null")
-	j=$(median_s "node-$a" "node '$ROOT/scripts/bench-node.mjs' parse '$f' 2>/dev/null")
-	c=$(median_s "cat-$a" "cat '$f' >/dev/null")
-	printf '%-9s %9.0f %9s %9s %9s | %9s %12s %12s\n' "$a" "$(awk -v n="$n" 'BEGIN{print n/1048576}')" \
-		"$h" "$j" "$c" "$(mbs "$n" "$h")" "$(ratio "$j" "$h")" "$(ratio "$h" "$c")"
+printf '%-9s %-5s %6s %9s %9s %9s | %9s %9s %9s\n' agent text MiB hub_s node_s cat_s hub_MiB/s node/hub hub/cat
+for text in $TEXTS; do
+	for a in $AGENTS; do
+		f="$DIR/$a-$text-$SIZE.jsonl"
+		[ -s "$f" ] || "$DIR/benchgen" -agent "$a" -text "$text" -size "$SIZE" -o "$f"
+		n=$(bytes "$f")
+		cat "$f" >/dev/null # into the page cache
+		h=$(median_s "replay-$a-$text" "'$DIR/hub' replay --agent $a --output jsonl '$f' >/dev/null")
+		j=$(median_s "node-$a-$text" "node '$ROOT/scripts/bench-node.mjs' parse '$f' 2>/dev/null")
+		c=$(median_s "cat-$a-$text" "cat '$f' >/dev/null")
+		printf '%-9s %-5s %6.0f %9s %9s %9s | %9s %9s %9s\n' "$a" "$text" "$(awk -v n="$n" 'BEGIN{print n/1048576}')" \
+			"$h" "$j" "$c" "$(mbs "$n" "$h")" "$(ratio "$j" "$h")" "$(ratio "$h" "$c")"
+	done
 done
 echo
 
@@ -99,8 +104,8 @@ exec cat "\$HUB_BENCH_STREAM"
 EOF
 chmod +x "$fake"
 
-echo "## hub run over a fake agent printing $RUN_SIZE (claude-shaped), output jsonl to /dev/null, median of $RUNS"
-f="$DIR/claude-$RUN_SIZE.jsonl"
+echo "## hub run over a fake agent printing $RUN_SIZE (claude-shaped, code text), output jsonl to /dev/null, median of $RUNS"
+f="$DIR/claude-code-$RUN_SIZE.jsonl"
 [ -s "$f" ] || "$DIR/benchgen" -agent claude -size "$RUN_SIZE" -o "$f"
 cat "$f" >/dev/null
 export HUB_BENCH_STREAM="$f"
@@ -120,11 +125,11 @@ done
 unset HUB_BENCH_NODE
 echo
 
-echo "## peak RSS of hub run (claude-shaped stream, cat writer)"
+echo "## peak RSS of hub run (claude-shaped stream, code text, cat writer)"
 printf '%-8s %12s\n' stream max_RSS_KiB
 rss=()
 for s in "$RSS_SMALL" "$RSS_BIG"; do
-	f="$DIR/claude-$s.jsonl"
+	f="$DIR/claude-code-$s.jsonl"
 	[ -s "$f" ] || "$DIR/benchgen" -agent claude -size "$s" -o "$f"
 	export HUB_BENCH_STREAM="$f"
 	k=$(/usr/bin/time -f %M "$DIR/hub" run --agent claude --bin "$fake" --output jsonl x 2>&1 >/dev/null | tail -1)

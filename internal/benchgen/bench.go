@@ -31,7 +31,7 @@ func Generated(tb testing.TB, agent string) []byte {
 		return b.([]byte)
 	}
 	var buf bytes.Buffer
-	if _, err := Generate(&buf, agent, GeneratedSize, 1); err != nil {
+	if _, err := Generate(&buf, agent, Code, GeneratedSize, 1); err != nil {
 		tb.Fatal(err)
 	}
 	generated.Store(agent, buf.Bytes())

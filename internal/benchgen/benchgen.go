@@ -64,9 +64,29 @@ func Recorded(agent string) ([][][]byte, error) {
 	return out, nil
 }
 
-// Generate writes a transcript of agent of at least size bytes to w and
-// returns how many it wrote. The same seed gives the same bytes.
-func Generate(w io.Writer, agent string, size int64, seed uint64) (int64, error) {
+// Text is the kind of text in generated answers and tool outputs: what
+// decides how often a JSON escape comes, which is what most of the cost of
+// reading a string is.
+type Text int
+
+const (
+	// Code is like source code: a newline, tab, quote or backslash (a JSON
+	// escape) every 14 bytes or so, as in Go source (adapters/run.go: one
+	// every 13.6 bytes).
+	Code Text = iota
+	// Logs is like a build or test log: a newline every 65 bytes or so and
+	// no tabs, quotes or backslashes (dpkg.log, `ls -la`: one escape every
+	// 70 bytes; `go test -v`: every 36).
+	Logs
+)
+
+// Texts names the kinds of Text, for flags.
+var Texts = map[string]Text{"code": Code, "logs": Logs}
+
+// Generate writes a transcript of agent with text of the given kind, of at
+// least size bytes, to w and returns how many bytes it wrote. The same seed
+// gives the same bytes.
+func Generate(w io.Writer, agent string, text Text, size int64, seed uint64) (int64, error) {
 	sh, ok := shapes[agent]
 	if !ok {
 		return 0, fmt.Errorf("benchgen: unknown agent %q", agent)
@@ -90,7 +110,10 @@ func Generate(w io.Writer, agent string, size int64, seed uint64) (int64, error)
 		}
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x62656e6368)), w: bw}
+	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x62656e6368)), w: bw, words: codeWords, tabs: true}
+	if text == Logs {
+		g.words, g.tabs = logWords, false
+	}
 	g.write(head, 0)
 	for n := 1; g.n < size-g.size(tail); n++ {
 		g.newTurn()
@@ -272,10 +295,12 @@ func compile(lines [][]byte, s step) (tmpl, error) {
 }
 
 type gen struct {
-	rng *rand.Rand
-	w   *bufio.Writer
-	n   int64
-	err error
+	rng   *rand.Rand
+	w     *bufio.Writer
+	n     int64
+	err   error
+	words []string
+	tabs  bool // indent some lines with a tab
 
 	// The current turn: its text in deltas, and its tool output, each
 	// already JSON-quoted.
@@ -332,12 +357,16 @@ func (g *gen) put(b []byte) {
 }
 
 // Words of generated text and tool output: prose, code, paths, and
-// characters that JSON escapes or that are more than one byte in UTF-8.
-var words = strings.Fields(`the a of to in is and it that for on with as this be
+// characters that JSON escapes or that are more than one byte in UTF-8;
+// logWords leaves out those with a quote or a backslash.
+var (
+	codeWords = strings.Fields(`the a of to in is and it that for on with as this be
 	by function return error nil value file line test run agent tool output
 	config build cmd/hub/main.go internal/framer/framer.go "quoted" \path\to
 	x:=1; if err != nil { return err } naïve café → ✓ 日本語 😀 42 0.5 -1 <tag>
 	&amp; [1,2,3] {"k":"v"} TODO: FIXME(ann) ok: PASS FAIL --- ===`)
+	logWords = slices.DeleteFunc(slices.Clone(codeWords), func(w string) bool { return strings.ContainsAny(w, `"\`) })
+)
 
 // newTurn makes the next turn's text (50 to 400 words in deltas of one to
 // three words) and its tool output.
@@ -367,12 +396,14 @@ func (g *gen) newTurn() {
 
 // word is one word with the space or line break after it.
 func (g *gen) word() string {
-	w := words[g.rng.IntN(len(words))]
+	w := g.words[g.rng.IntN(len(g.words))]
 	switch g.rng.IntN(12) {
 	case 0:
 		return w + "\n"
 	case 1:
-		return w + "\n\t"
+		if g.tabs {
+			return w + "\n\t"
+		}
 	}
 	return w + " "
 }

@@ -25,7 +25,7 @@ func CheckLineNotKept(t *testing.T, agent string, newDec func() normalize.Decode
 		t.Fatal(err)
 	}
 	var gen bytes.Buffer
-	if _, err := Generate(&gen, agent, 4<<20, 3); err != nil {
+	if _, err := Generate(&gen, agent, Code, 4<<20, 3); err != nil {
 		t.Fatal(err)
 	}
 	transcripts := append(rec, bytes.Split(bytes.TrimSuffix(gen.Bytes(), []byte("\n")), []byte("\n")))

@@ -1,7 +1,7 @@
 // Command benchgen writes a large transcript shaped like an agent's recorded
 // ones (see package benchgen), for scripts/bench.sh:
 //
-//	go run ./internal/benchgen/cmd/benchgen -agent claude -size 500M -o /tmp/claude.jsonl
+//	go run ./internal/benchgen/cmd/benchgen -agent claude -text code -size 500M -o /tmp/claude.jsonl
 package main
 
 import (
@@ -19,15 +19,17 @@ func main() {
 	size := flag.String("size", "500M", "at least this many bytes (suffix K, M or G: powers of 1024)")
 	out := flag.String("o", "", "output file")
 	seed := flag.Uint64("seed", 1, "random seed")
+	text := flag.String("text", "code", "text in answers and tool outputs: code (an escape every ~14 bytes) or logs (every ~65)")
 	flag.Parse()
 	n, err := parseSize(*size)
-	if err != nil || *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: benchgen -agent NAME -size 500M -o FILE")
+	kind, ok := benchgen.Texts[*text]
+	if err != nil || *out == "" || !ok {
+		fmt.Fprintln(os.Stderr, "usage: benchgen -agent NAME [-text code|logs] -size 500M -o FILE")
 		os.Exit(2)
 	}
 	f, err := os.Create(*out)
 	if err == nil {
-		_, err = benchgen.Generate(f, *agent, n, *seed)
+		_, err = benchgen.Generate(f, *agent, kind, n, *seed)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
