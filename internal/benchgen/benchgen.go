@@ -30,7 +30,7 @@ import (
 var Agents = []string{"claude", "codex", "opencode", "pi"}
 
 // Tool outputs are log-uniform between these sizes (median 45 KiB, mean
-// about 260 KiB).
+// about 270 KiB).
 const (
 	MinOutput = 1 << 10
 	MaxOutput = 2 << 20
