@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/framer"
 	"github.com/hubcli/hub/normalize"
@@ -89,7 +87,7 @@ func splicedAt(c []byte) int {
 		if p := prev[len(prev)-1]; p == ':' || p == ',' || p == '[' {
 			continue // a member of the damaged event itself
 		}
-		if gjson.ValidBytes(c[i:]) {
+		if normalize.Valid(c[i:]) {
 			return i
 		}
 	}

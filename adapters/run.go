@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tidwall/gjson"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
@@ -124,7 +123,7 @@ func newRunID() string {
 
 // emit sends one event. After a sink error only run.finished is still sent.
 func (r *run) emit(b events.Body) {
-	b = r.meter.Observe(b)
+	b = r.meter.Observe(sanitize(b))
 	if _, last := b.(events.RunFinished); r.sinkErr != nil && !last {
 		return
 	}
@@ -182,7 +181,10 @@ func asError(err error) *events.Error {
 func (r *run) finish(out normalize.Outcome, exitCode *int, signal string) events.RunFinished {
 	usage, source, turns, tools := r.meter.Totals()
 	if t := out.Totals; t != nil {
-		usage, source = t.Usage, t.CostSource
+		usage, source = t.Usage.Sane(), t.CostSource
+		if usage.CostUSD == nil {
+			source = events.CostUnknown
+		}
 		if t.Turns > 0 {
 			turns = t.Turns
 		}
@@ -615,7 +617,7 @@ func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) *events.Er
 		if len(c) == 0 {
 			return nil
 		}
-		if !gjson.ValidBytes(c) {
+		if !normalize.Valid(c) {
 			n, event := damagedLine(c)
 			r.emit(n)
 			if event == nil {

@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -171,7 +172,7 @@ func (e *Error) WithHTTPStatus(status int) *Error {
 
 // WithRetryAfter sets RetryAfterS in seconds (when s > 0) and returns e.
 func (e *Error) WithRetryAfter(s float64) *Error {
-	if s > 0 {
+	if s > 0 && !math.IsInf(s, 1) {
 		e.RetryAfterS = &s
 	}
 	return e

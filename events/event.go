@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -155,6 +156,24 @@ type Tokens struct {
 // Reasoning tokens are part of output for every agent hub supports and are not
 // added again.
 func (t Tokens) Sum() int64 { return t.Input + t.Output + t.CacheRead + t.CacheWrite }
+
+// MaxCount is the largest token count hub reports: an agent's larger (or
+// negative) count is clamped to [0, MaxCount] by Sane.
+const MaxCount = 1 << 50
+
+// Sane returns t with every count clamped to [0, MaxCount] and the cost nil
+// (unknown) unless it is a finite number ≥ 0: an agent's 1e400 or -100 must
+// not reach the output (JSON has no Inf; the schema has no negative costs)
+// or bypass a budget.
+func (t Tokens) Sane() Tokens {
+	for _, n := range []*int64{&t.Input, &t.Output, &t.CacheRead, &t.CacheWrite, &t.Reasoning} {
+		*n = min(max(*n, 0), MaxCount)
+	}
+	if c := t.CostUSD; c != nil && (math.IsNaN(*c) || math.IsInf(*c, 0) || *c < 0) {
+		t.CostUSD = nil
+	}
+	return t
+}
 
 // Add returns t + u. The cost is nil if either cost is nil.
 func (t Tokens) Add(u Tokens) Tokens {

@@ -3,8 +3,6 @@ package normalize
 import (
 	"unicode/utf8"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/hubcli/hub/events"
 )
 
@@ -126,7 +124,7 @@ func runeCut(b []byte, start, k int) int {
 }
 
 func valid(b []byte) []byte {
-	if !gjson.ValidBytes(b) {
+	if !Valid(b) {
 		return nil
 	}
 	return b
