@@ -6,13 +6,16 @@ var bom = []byte("\xef\xbb\xbf")
 
 // Clean returns line without a leading UTF-8 byte order mark, ANSI escape
 // sequences (CSI such as colours and cursor moves, OSC such as titles and
-// links, and two-byte ESC sequences) and surrounding ASCII whitespace. It
-// returns line itself when there is nothing to remove, else a new slice.
-// Agents print these on stdout when they think a terminal is attached.
+// links, and two-byte ESC sequences), surrounding ASCII whitespace and NUL
+// bytes, and whatever a carriage return, an erase-line (ESC[2K) or a move to
+// column 1 (ESC[G) inside it overwrites on a terminal (a spinner:
+// "Thinking...\r{...}" is "{...}"). It returns a subslice of
+// line when there is no escape to remove, else a new slice. Agents print
+// these on stdout when they think a terminal is attached.
 func Clean(line []byte) []byte {
 	line = bytes.TrimPrefix(line, bom)
 	if bytes.IndexByte(line, 0x1b) < 0 {
-		return bytes.TrimSpace(line)
+		return afterCR(line)
 	}
 	out := make([]byte, 0, len(line))
 	for i := 0; i < len(line); {
@@ -22,9 +25,23 @@ func Clean(line []byte) []byte {
 			i++
 			continue
 		}
-		i = skipEscape(line, i)
+		j := skipEscape(line, i)
+		if seq := string(line[i:j]); seq == "\x1b[2K" || seq == "\x1b[G" || seq == "\x1b[0G" || seq == "\x1b[1G" {
+			out = out[:0] // erase the line, or back to its start: a spinner
+		}
+		i = j
 	}
-	return bytes.TrimSpace(out)
+	return afterCR(out)
+}
+
+// afterCR trims b and keeps what follows its last carriage return, if
+// anything does.
+func afterCR(b []byte) []byte {
+	b = bytes.Trim(b, " \t\r\n\v\f\x00")
+	if i := bytes.LastIndexByte(b, '\r'); i >= 0 {
+		b = bytes.Trim(b[i+1:], " \t\v\f\x00")
+	}
+	return b
 }
 
 // skipEscape returns the index just past the escape sequence starting at

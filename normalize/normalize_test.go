@@ -18,6 +18,12 @@ func TestClean(t *testing.T) {
 		{"  {}\r", `{}`},
 		{"\x1b[", ``},
 		{"\x1b", ``},
+		{"Thinking...\r{\"a\":1}", `{"a":1}`},              // a spinner overwritten
+		{"\x1b[2K Thinking \x1b[0G\r{\"a\":1}", `{"a":1}`}, // the same, with escapes
+		{"{\"a\":1}\x00", `{"a":1}`},                       // a trailing NUL
+		{"\x00\x00{}\r\n", `{}`},                           // leading NULs, CRLF
+		{"50%\r", `50%`},                                   // nothing after the CR
+		{"\x1b[2K Thinking \x1b[0G{\"a\":1}", `{"a":1}`},   // erase line, column 1
 	}
 	for _, tt := range tests {
 		if got := string(normalize.Clean([]byte(tt.in))); got != tt.want {
