@@ -1,7 +1,9 @@
 package adapters
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/hubcli/hub/events"
@@ -12,6 +14,15 @@ import (
 // "[REDACTED]" in every string of every event hub emits (SPEC §6: hub never
 // logs a credential). Values shorter than 8 bytes are left alone: too likely
 // to occur by chance.
+//
+// A fragment of a value is redacted too, because decoders shorten texts
+// (an error message, a notice's head) before they are redacted and may cut
+// a credential: a run of bytes that matches the start of a value (its
+// first minFragment bytes, or the whole value when shorter) wherever it
+// occurs, extended as far as it matches, and a run that matches the end of
+// a value (at least minFragment bytes), extended backwards as far as it
+// matches. Text that merely begins like a key is over-redacted; that is the
+// price of never leaking one cut short.
 //
 // Text deltas are redacted as one text: the end of a delta that could be
 // the start of a credential is held back (delta) until the next delta shows
@@ -32,9 +43,15 @@ func newSecrets(env []string) secrets {
 		if !ok || len(v) < 8 || seen[v] || !secretName.MatchString(k) {
 			continue
 		}
-		seen[v] = true
-		pairs = append(pairs, v, "[REDACTED]")
-		values = append(values, v)
+		// A value with a quote, backslash or control character appears
+		// escaped in the agent's JSON (a tool's input, a notice's data).
+		for _, v := range []string{v, jsonString(v, false), jsonString(v, true)} {
+			if !seen[v] {
+				seen[v] = true
+				pairs = append(pairs, v, "[REDACTED]")
+				values = append(values, v)
+			}
+		}
 	}
 	if len(pairs) == 0 {
 		return secrets{}
@@ -42,11 +59,73 @@ func newSecrets(env []string) secrets {
 	return secrets{r: strings.NewReplacer(pairs...), values: values, held: new(string)}
 }
 
+// jsonString returns v as it is inside a JSON string, with <, > and &
+// escaped or not.
+func jsonString(v string, html bool) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(html)
+	_ = e.Encode(v)
+	return string(bytes.TrimSuffix(b.Bytes()[1:], []byte("\"\n")))
+}
+
+// minFragment is the shortest start or end of a credential value that is
+// redacted on its own (see secrets).
+const minFragment = 12
+
 func (s secrets) str(v string) string {
 	if s.r == nil || v == "" {
 		return v
 	}
-	return s.r.Replace(v)
+	var spans [][2]int // byte ranges of v to redact
+	find := func(anchor string, at func(i int) [2]int) {
+		for i := 0; i+len(anchor) <= len(v); {
+			j := strings.Index(v[i:], anchor)
+			if j < 0 {
+				return
+			}
+			spans = append(spans, at(i+j))
+			i += j + 1
+		}
+	}
+	for _, val := range s.values {
+		head := val[:min(len(val), minFragment)]
+		find(head, func(i int) [2]int { // extend forwards
+			end, k := i+len(head), len(head)
+			for ; k < len(val) && end < len(v) && v[end] == val[k]; k++ {
+				end++
+			}
+			return [2]int{i, end}
+		})
+		if len(val) > minFragment {
+			tail := val[len(val)-minFragment:]
+			find(tail, func(i int) [2]int { // extend backwards
+				start := i
+				for k := len(val) - minFragment; k > 0 && start > 0 && v[start-1] == val[k-1]; k-- {
+					start--
+				}
+				return [2]int{start, i + minFragment}
+			})
+		}
+	}
+	if len(spans) == 0 {
+		return v
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var out strings.Builder
+	out.Grow(len(v))
+	done := 0 // v[:done] is written
+	for i := 0; i < len(spans); {
+		start, end := spans[i][0], spans[i][1]
+		for i++; i < len(spans) && spans[i][0] < end; i++ { // overlapping: one span
+			end = max(end, spans[i][1])
+		}
+		out.WriteString(v[done:start])
+		out.WriteString("[REDACTED]")
+		done = end
+	}
+	out.WriteString(v[done:])
+	return out.String()
 }
 
 func (s secrets) ptr(v *string) *string {
@@ -72,11 +151,46 @@ func (s secrets) raw(v json.RawMessage) json.RawMessage {
 	if s.r == nil || len(v) == 0 {
 		return v
 	}
-	out := s.r.Replace(string(v))
-	if out == string(v) || !json.Valid([]byte(out)) {
+	out := s.str(string(v))
+	if out == string(v) {
 		return v
 	}
-	return json.RawMessage(out)
+	if json.Valid([]byte(out)) {
+		return json.RawMessage(out)
+	}
+	// The value ran into a JSON escape: redact the decoded strings instead.
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	var x any
+	if d.Decode(&x) != nil {
+		return json.RawMessage(out) // it was not JSON to begin with
+	}
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if e.Encode(s.walk(x)) != nil {
+		return json.RawMessage(out)
+	}
+	return json.RawMessage(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}
+
+// walk redacts every string, and every object key, of a decoded JSON value.
+func (s secrets) walk(x any) any {
+	switch x := x.(type) {
+	case string:
+		return s.str(x)
+	case []any:
+		for i := range x {
+			x[i] = s.walk(x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, v := range x {
+			out[s.str(k)] = s.walk(v)
+		}
+		return out
+	}
+	return x
 }
 
 // body returns b with every string field redacted. A TextDelta is redacted
@@ -143,7 +257,7 @@ func (s secrets) delta(text string) string {
 		}
 	}
 	*s.held = t[len(t)-hold:]
-	return t[:len(t)-hold]
+	return s.str(t[:len(t)-hold])
 }
 
 // flush returns the text the deltas held back, to send before an event that
@@ -154,5 +268,5 @@ func (s secrets) flush() string {
 	}
 	t := *s.held
 	*s.held = ""
-	return t
+	return s.str(t)
 }

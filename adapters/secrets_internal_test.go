@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -81,3 +82,55 @@ func TestSecretsEveryField(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestSecretsFragments: a credential cut short before it is redacted (a
+// decoder shortened an error message or a notice's head) is still
+// redacted: a run matching the start of a value (12 bytes at least, or all
+// of a shorter value) extended as far as it matches, and a run matching
+// its end (12 bytes at least) extended backwards; in plain strings and in
+// raw JSON, which stays valid.
+func TestSecretsFragments(t *testing.T) {
+	t.Parallel()
+	key := "sk-ant-api03-" + strings.Repeat("AbCdEfGhIj0123456789", 4) + "kLmNoPqRsTuVwXyZ-_0123456789abcdefAA" // 129 bytes
+	s := newSecrets([]string{"ANTHROPIC_API_KEY=" + key, "GH_TOKEN=TOKENVALUE42", `DB_PASSWORD=p4ss\wo"rd-0123456789`})
+	tests := []struct{ in, want string }{
+		{"pi: 401 invalid x-api-key " + key[:80] + "…", "pi: 401 invalid x-api-key [REDACTED]…"},   // cut: its start
+		{"near \"" + key[len(key)-50:] + "\" end", "near \"[REDACTED]\" end"},                      // cut: its end
+		{"a " + key[:12] + " b", "a [REDACTED] b"},                                                 // 12 bytes of its start
+		{"a " + key[len(key)-12:] + " b", "a [REDACTED] b"},                                        // 12 bytes of its end
+		{"a " + key[:11] + " b " + key[len(key)-11:], "a " + key[:11] + " b " + key[len(key)-11:]}, // too short to tell
+		{key[:40] + key, "[REDACTED][REDACTED]"},                                                   // a cut one, then a whole one
+		{"x" + key + "y" + key[:20], "x[REDACTED]y[REDACTED]"},                                     // whole and cut
+		{"TOKENVALUE4 TOKENVALUE42", "TOKENVALUE4 [REDACTED]"},                                     // a short value: whole only
+		{"no key here", "no key here"},
+	}
+	for _, tt := range tests {
+		if got := s.str(tt.in); got != tt.want {
+			t.Errorf("str(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	for _, tt := range []struct{ in, want string }{
+		{`{"bytes":900,"head":"{\"error\":\"` + key[:100] + `…"}`, `{"bytes":900,"head":"{\"error\":\"[REDACTED]…"}`},
+		{`{"command":"curl -H 'x-api-key: ` + key[:30] + `"}`, `{"command":"curl -H 'x-api-key: [REDACTED]"}`},
+		// The value escaped in JSON, whole and cut.
+		{`{"a":"p4ss\\wo\"rd-0123456789"}`, `{"a":"[REDACTED]"}`},
+		{`{"a":"x p4ss\\wo\"rd-012"}`, `{"a":"x [REDACTED]"}`},
+	} {
+		got := s.raw(json.RawMessage(tt.in))
+		if string(got) != tt.want || !json.Valid(got) {
+			t.Errorf("raw(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+	// A cut that ends inside an escape: the decoded strings are redacted.
+	in := `{"a":"p4ss\\wo\"rd-0123456789","n":1.50}`
+	s2 := newSecrets([]string{`DB_PASSWORD=X_p4ss\wo"rd-0123456789`})
+	if got := s2.raw(json.RawMessage(in)); strings.Contains(string(got), "rd-0123456789") || !json.Valid(got) {
+		t.Errorf("raw(%s) = %s, want the end of the value redacted, valid JSON", in, got)
+	}
+	// Deltas: a start of a key cut off by the next other event is redacted
+	// when it is flushed.
+	d := newSecrets([]string{"ANTHROPIC_API_KEY=" + key})
+	if got := d.delta("key: "+key[:30]) + d.flush(); got != "key: [REDACTED]" {
+		t.Errorf("delta then flush of a cut key = %q, want %q", got, "key: [REDACTED]")
+	}
+}
