@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/framer"
@@ -17,11 +18,14 @@ import (
 // budget limits of req.Limits (a crossing ends the replay there, as it would
 // stop a live run); no
 // process is started, so run.started has a null pid and agent_version.
+// The credentials of hub's own environment and req.Env are redacted, as a
+// live run redacts those of the agent's (a raw log holds them as they were).
 // Cancelling ctx stops reading and ends the run as cancelled/caller.
 //
 // Like Run, it writes exactly one run.finished, last, and returns it.
 func Replay(ctx context.Context, req Request, transcript io.Reader, end normalize.End, sink Sink) events.RunFinished {
 	r := newRun(req, sink)
+	r.secrets = newSecrets(append(os.Environ(), req.Env...))
 	ad, err := Lookup(req.Agent)
 	if err != nil {
 		return r.fail(nil, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
