@@ -890,6 +890,11 @@ func TestFaultSecrets(t *testing.T) {
 			if b, err := os.ReadFile(raw); err != nil || !bytes.Contains(b, []byte(canary)) {
 				t.Errorf("raw log (%d bytes, %v) does not hold the key: it must be the agent's stdout byte for byte", len(b), err)
 			}
+			if fi, err := os.Stat(raw); err != nil {
+				t.Error(err)
+			} else if fi.Mode().Perm()&0o077 != 0 {
+				t.Errorf("raw log mode %v, want it readable by its owner only (it holds the key)", fi.Mode())
+			}
 			for _, output := range []string{"json", "text"} {
 				o.output = output
 				r := runHub(t, d, "secrets", o)

@@ -76,6 +76,7 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--agent", "opencode", "--max-cost", "-1", "x"},
 		{"run", "--agent", "opencode", "--max-cost", "NaN", "x"},
 		{"run", "--agent", "opencode", "--max-tokens", "-5", "x"},
+		{"run", "--agent", "opencode", "--max-line", "-5", "x"},
 		{"run", "--agent", "opencode", "--max-tool-steps", "many", "x"},
 		{"run", "--agent", "opencode", "--agent-retries", "-2", "x"},
 		{"run", "--agent", "opencode", "--finalize-timeout", "-1s", "x"},

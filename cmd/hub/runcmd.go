@@ -115,6 +115,9 @@ func runAction(c *cli.Context) error {
 			return usagef("run: --%s must not be negative", name)
 		}
 	}
+	if c.Int("max-line") < 0 {
+		return usagef("run: --max-line must not be negative")
+	}
 	req := adapters.Request{
 		Agent:  agent,
 		Prompt: prompt,
@@ -164,7 +167,8 @@ func runAction(c *cli.Context) error {
 	}
 	var rawLog *errWriter
 	if path := c.String("raw-log"); path != "" {
-		f, err := os.Create(path)
+		// 0600: it holds the agent's output byte for byte, credentials too.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return usagef("run: --raw-log: %v", err)
 		}
