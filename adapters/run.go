@@ -374,23 +374,29 @@ func (r *run) agent(ctx context.Context, ad Adapter, spec Command, started func(
 		default:
 		}
 		r.stopped.Store(&stopRecord{cause: context.Cause(runCtx)})
-		g.Snapshot()
-		g.SnapshotMarked()
 		sig := syscall.SIGTERM
 		if errors.Is(context.Cause(runCtx), ErrKilled) {
 			sig = syscall.SIGKILL
 		}
+		// The group and the descendants already recorded at once, and the
+		// grace period starts; then those a fresh walk of /proc (and of
+		// the run's mark) finds. The walks take milliseconds: they delay
+		// neither the agent's signal nor its SIGKILL.
 		_ = g.Signal(sig)
 		r.sent.Store(int32(sig))
 		t := time.NewTimer(lim.GraceOrDefault())
 		defer t.Stop()
+		g.Snapshot()
+		g.SnapshotMarked()
+		g.SignalNew(sig)
 		select {
 		case <-exited:
 		case <-t.C:
 		case <-kill:
 		}
-		g.Snapshot()
 		_ = g.Signal(syscall.SIGKILL)
+		g.Snapshot()
+		g.SignalNew(syscall.SIGKILL)
 		if !isExited(exited) {
 			r.sent.Store(int32(syscall.SIGKILL))
 		}

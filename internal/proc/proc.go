@@ -50,7 +50,8 @@ type Group struct {
 	Marker string
 
 	mu       sync.Mutex
-	tree     map[int]uint64 // descendants seen by Snapshot → their start time
+	tree     map[int]uint64         // descendants seen by Snapshot → their start time
+	sent     map[int]syscall.Signal // the last signal sent to each of them
 	release  chan struct{}
 	released bool
 }
@@ -176,19 +177,36 @@ func (g *Group) Signal(sig syscall.Signal) error {
 	if errors.Is(err, syscall.ESRCH) {
 		err = nil
 	}
+	g.signalTree(sig, false)
+	return err
+}
+
+// SignalNew sends sig to the recorded descendants that have not been sent
+// it yet (found by a Snapshot since the last Signal), and to the groups they
+// lead; not to the group itself. A stop signals at once what it knows, then
+// snapshots, then signals what the snapshot found, so no process gets the
+// polite signal twice.
+func (g *Group) SignalNew(sig syscall.Signal) {
+	g.signalTree(sig, true)
+}
+
+func (g *Group) signalTree(sig syscall.Signal, onlyNew bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.sent == nil {
+		g.sent = map[int]syscall.Signal{}
+	}
 	self := syscall.Getpgrp()
 	for pid, start := range g.tree {
-		if pid == self || startTime(pid) != start {
+		if pid == self || onlyNew && g.sent[pid] == sig || startTime(pid) != start {
 			continue // gone, or the pid now belongs to another process
 		}
+		g.sent[pid] = sig
 		_ = syscall.Kill(pid, sig)
 		if pgid, perr := syscall.Getpgid(pid); perr == nil && pgid == pid {
 			_ = syscall.Kill(-pid, sig) // a group one of our descendants leads
 		}
 	}
-	return err
 }
 
 // Alive reports whether any process of the group or any recorded descendant
