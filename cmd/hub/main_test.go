@@ -470,61 +470,54 @@ func TestReplayCommand(t *testing.T) {
 // its output shortly after and exits 11 with the reason on stderr.
 func TestStalledStdout(t *testing.T) {
 	t.Parallel()
-	exe, _ := os.Executable()
-	pidfile := filepath.Join(t.TempDir(), "pid")
 	// 200 KiB of events fill any pipe buffer, then the agent waits.
-	bin := fakeAgent(t, `echo $$ > `+pidfile+`
-i=0; while [ $i -lt 2000 ]; do echo '{"type":"text","sessionID":"ses_full","part":{"type":"text","text":"`+strings.Repeat("x", 100)+`"}}'; i=$((i+1)); done
-sleep 300`)
-	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--timeout", "1s", "--grace", "300ms", "x")
-	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+	line := `{"type":"text","sessionID":"ses_full","part":{"type":"text","text":"` + strings.Repeat("x", 100) + `"}}`
+	code, stderr := runStalled(t, "jsonl", line, false)
+	if code != 11 || !strings.Contains(stderr, "not being read") {
+		t.Errorf("exit %d, stderr %q; want 11 naming the stalled consumer", code, stderr)
 	}
-	defer r.Close() // held open and never read
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = w, &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("hub hung on a stdout nobody reads")
-	}
-	if took := time.Since(start); took > 1300*time.Millisecond+stallMargin+3*time.Second {
-		t.Errorf("hub took %s, want about --timeout + --grace + %s", took, stallMargin)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 11 || !strings.Contains(stderr.String(), "not being read") {
-		t.Errorf("exit %d, stderr %q; want 11 naming the stalled consumer", code, stderr.String())
-	}
-	wantAgentGone(t, pidfile)
 }
 
 // TestStalledStderr: with --output text, tool lines go to stderr; a stderr
 // nobody reads holds hub no longer than a stalled stdout does.
 func TestStalledStderr(t *testing.T) {
 	t.Parallel()
+	line := `{"type":"tool_use","sessionID":"ses_full","part":{"type":"tool","tool":"bash","callID":"c1","state":{"status":"completed","input":{"command":"` +
+		strings.Repeat("x", 200) + `"},"output":""}}}`
+	code, _ := runStalled(t, "text", line, true)
+	// The text printer's stderr lines are best effort: the run ends with its
+	// own cause, the --timeout.
+	if code != 8 {
+		t.Errorf("exit %d, want 8 (timeout/wall)", code)
+	}
+}
+
+// runStalled runs hub (this test binary as hub) with --output output,
+// --timeout 1s and --grace 300ms over a fake agent that prints line 2,000
+// times and waits, with its stdout (or its stderr, when onStderr) a pipe
+// held open and never read. It fails t unless hub exits within the
+// timeout, the grace and stallMargin (plus slack) and the agent is gone; it
+// returns the exit status and what hub wrote on the other stream.
+func runStalled(t *testing.T, output, line string, onStderr bool) (code int, other string) {
+	t.Helper()
 	exe, _ := os.Executable()
 	pidfile := filepath.Join(t.TempDir(), "pid")
-	// 2000 tool lines of 200 bytes fill any pipe buffer, then the agent waits.
 	bin := fakeAgent(t, `echo $$ > `+pidfile+`
-i=0; while [ $i -lt 2000 ]; do echo '{"type":"tool_use","sessionID":"ses_full","part":{"type":"tool","tool":"bash","callID":"c'$i'","state":{"status":"completed","input":{"command":"`+strings.Repeat("x", 200)+`"},"output":""}}}'; i=$((i+1)); done
+i=0; while [ $i -lt 2000 ]; do echo '`+line+`'; i=$((i+1)); done
 sleep 300`)
-	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", "text", "--timeout", "1s", "--grace", "300ms", "x")
+	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", output, "--timeout", "1s", "--grace", "300ms", "x")
 	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close() // held open and never read
-	cmd.Stdout, cmd.Stderr = io.Discard, w
+	var buf bytes.Buffer
+	if onStderr {
+		cmd.Stdout, cmd.Stderr = &buf, w
+	} else {
+		cmd.Stdout, cmd.Stderr = w, &buf
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -536,17 +529,13 @@ sleep 300`)
 	case <-done:
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("hub hung on a stderr nobody reads")
+		t.Fatalf("hub hung on an %s nobody reads", map[bool]string{false: "stdout", true: "stderr"}[onStderr])
 	}
 	if took := time.Since(start); took > 1300*time.Millisecond+stallMargin+3*time.Second {
 		t.Errorf("hub took %s, want about --timeout + --grace + %s", took, stallMargin)
 	}
-	// The text printer's stderr lines are best effort: the run ends with its
-	// own cause, the --timeout.
-	if code := cmd.ProcessState.ExitCode(); code != 8 {
-		t.Errorf("exit %d, want 8 (timeout/wall)", code)
-	}
 	wantAgentGone(t, pidfile)
+	return cmd.ProcessState.ExitCode(), buf.String()
 }
 
 // TestStallGuard: a slow reader loses nothing; a stalled one makes writes
