@@ -86,13 +86,13 @@ func (r *run) finalize(ctx context.Context, ad Adapter, inst Install, first norm
 		return note("no final answer: cannot resume session %s: %s", first.SessionID, asError(err).Message)
 	}
 	c := &run{req: req, sink: r.sink, clock: r.clock, runID: r.runID, start: r.start, began: time.Now(),
-		seq: r.seq, sinkErr: r.sinkErr, meter: r.meter, costWarned: r.costWarned}
+		seq: r.seq, sinkErr: r.sinkErr, meter: r.meter, costWarned: r.costWarned, notices: r.notices}
 	c.meter.Continue()
 	res, err := c.agent(ctx, ad, spec, nil)
 	if held := c.secrets.flush(); held != "" { // the end of its last text delta
 		c.send(events.TextDelta{Text: held})
 	}
-	r.seq, r.sinkErr, r.meter = c.seq, c.sinkErr, c.meter
+	r.seq, r.sinkErr, r.meter, r.notices = c.seq, c.sinkErr, c.meter, c.notices
 	if ctx.Err() != nil {
 		return stopped()
 	}

@@ -113,6 +113,7 @@ type run struct {
 	// partial says the final answer is the partial one of the final-answer
 	// resume (see finalize).
 	partial bool
+	notices notices // counts of the notices that can flood (see flood.go)
 }
 
 func newRunID() string {
@@ -126,6 +127,16 @@ func (r *run) emit(b events.Body) {
 	b = r.meter.Observe(sanitize(b))
 	if _, last := b.(events.RunFinished); r.sinkErr != nil && !last {
 		return
+	}
+	switch v := b.(type) {
+	case events.Notice:
+		if !r.notices.keep(v) {
+			return
+		}
+	case events.RunFinished:
+		for _, n := range r.notices.summary() {
+			r.send(n)
+		}
 	}
 	// Text deltas are redacted as one text (see secrets.delta): what they
 	// hold back goes out before the next event of another type.

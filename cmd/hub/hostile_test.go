@@ -54,3 +54,40 @@ func TestHostileValues(t *testing.T) {
 		}
 	}
 }
+
+// TestNoticeFlood: 1,000 lines of noise give 100 non_json_output notices and
+// one more that counts the 900 not sent, not 1,000 notices.
+func TestNoticeFlood(t *testing.T) {
+	bin := fakeAgent(t, `i=0; while [ $i -lt 1000 ]; do echo "progress: $i"; i=$((i+1)); done
+echo '{"type":"step_start","sessionID":"ses_h","part":{}}'
+echo '{"type":"text","sessionID":"ses_h","part":{"type":"text","text":"the answer"}}'
+echo '{"type":"step_finish","sessionID":"ses_h","part":{"reason":"stop","tokens":{"input":3,"output":4,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}'`)
+	code, stdout, _ := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "x")
+	if err := schematest.ValidateStream([]byte(stdout)); err != nil {
+		t.Fatalf("stream invalid: %v", err)
+	}
+	var n int
+	var summary string
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var ev struct {
+			Type, Kind string
+			Data       struct {
+				NotSent int `json:"not_sent"`
+			}
+		}
+		_ = json.Unmarshal([]byte(line), &ev)
+		if ev.Type == "notice" && ev.Kind == "non_json_output" {
+			if ev.Data.NotSent > 0 {
+				summary = line
+				if ev.Data.NotSent != 900 {
+					t.Errorf("summary notice counts %d, want 900", ev.Data.NotSent)
+				}
+			} else {
+				n++
+			}
+		}
+	}
+	if code != 0 || n != 100 || summary == "" {
+		t.Errorf("exit %d, %d non_json_output notices, summary %q; want 0, 100 and a summary", code, n, summary)
+	}
+}
