@@ -35,6 +35,16 @@ type VersionProbe struct {
 // both cores busy; the run's own --timeout still bounds the probe.
 const DefaultProbeTimeout = 45 * time.Second
 
+// versionLinger is how long a version command that printed a version line
+// may go on before hub stops it and takes that version.
+const versionLinger = 2 * time.Second
+
+// hasVersionLine reports whether s has a whole line with a version number.
+func hasVersionLine(s string) bool {
+	i := strings.LastIndexByte(s, '\n')
+	return i >= 0 && versionRe.MatchString(s[:i])
+}
+
 // versionRe finds the first dotted version number in --version output.
 var versionRe = regexp.MustCompile(`v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?)`)
 
@@ -179,8 +189,25 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 		copies.Wait()
 		done <- err
 	}()
+	// A version command that prints its version and then does not exit
+	// (seen: one that keeps printing it) is taken at its word after
+	// versionLinger, instead of failing at the probe's timeout.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var seen time.Time
+wait:
 	select {
 	case err = <-done:
+	case <-tick.C:
+		if seen.IsZero() && (hasVersionLine(stdout.String()) || hasVersionLine(stderr.String())) {
+			seen = time.Now()
+		}
+		if seen.IsZero() || time.Since(seen) < versionLinger {
+			goto wait
+		}
+		_ = g.Signal(syscall.SIGKILL)
+		<-done
+		err = nil
 	case <-ctx.Done():
 		_ = g.Signal(syscall.SIGKILL)
 		<-done
@@ -250,14 +277,21 @@ func firstLine(s string) string {
 // headWriter keeps the first max bytes written to it and discards the rest.
 type headWriter struct {
 	max int
+	mu  sync.Mutex
 	buf []byte
 }
 
 func (h *headWriter) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if n := h.max - len(h.buf); n > 0 {
 		h.buf = append(h.buf, p[:min(n, len(p))]...)
 	}
 	return len(p), nil
 }
 
-func (h *headWriter) String() string { return string(h.buf) }
+func (h *headWriter) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return string(h.buf)
+}

@@ -79,7 +79,8 @@ var scenarios = map[string]func(args []string){
 	"version-old": func(args []string) {
 		fmt.Println("0.9.1")
 	},
-	"version-hang": func([]string) {}, // see TestMain
+	"version-hang":   func([]string) {},                      // see TestMain
+	"version-linger": func([]string) { okStream(os.Stdout) }, // --version: see TestMain
 	"version-garbage": func(args []string) {
 		fmt.Println("development build")
 	},
@@ -297,6 +298,9 @@ func TestMain(m *testing.M) {
 			case "version-old", "version-garbage":
 				scenarios[name](args)
 			case "version-hang":
+				time.Sleep(time.Hour)
+			case "version-linger":
+				fmt.Println("1.18.33") // then does not exit
 				time.Sleep(time.Hour)
 			default:
 				fmt.Println("1.18.33")

@@ -752,6 +752,18 @@ func TestReplayBudget(t *testing.T) {
 	}
 }
 
+// TestRunVersionLinger: a version command that prints its version and does
+// not exit is stopped after versionLinger and its version taken, instead of
+// failing the run at the probe's 45 s timeout.
+func TestRunVersionLinger(t *testing.T) {
+	t.Parallel()
+	res := runFake(t, t.Context(), "version-linger", nil)
+	wantBin(t, res.fin, "", "")
+	if res.took > 10*time.Second {
+		t.Errorf("run took %s, want the version taken about 2 s after it was printed", res.took)
+	}
+}
+
 // TestRunDeadlineDuringProbe: a caller's deadline that passes while hub
 // probes the agent's version is timeout/wall, as it is once the agent runs;
 // a cancel is cancelled/caller.
