@@ -79,6 +79,7 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--agent", "opencode", "--max-line", "-5", "x"},
 		{"run", "--agent", "opencode", "--max-tool-steps", "many", "x"},
 		{"run", "--agent", "opencode", "--agent-retries", "-2", "x"},
+		{"replay", "--agent", "opencode", "--max-line", "-5", "main_test.go"},
 		{"run", "--agent", "opencode", "--finalize-timeout", "-1s", "x"},
 		{"run", "--agent", "codex", "--prices", "main_test.go", "x"}, // not a price table
 		{"no-such-command"},

@@ -76,6 +76,9 @@ func replayAction(c *cli.Context) error {
 		}
 		end.Stderr = string(b)
 	}
+	if c.Int("max-line") < 0 {
+		return usagef("replay: --max-line must not be negative")
+	}
 	in := c.App.Reader
 	if name := c.Args().First(); name != "-" {
 		f, err := os.Open(name)
