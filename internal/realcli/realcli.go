@@ -19,6 +19,7 @@ import (
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/mockllm"
 	"github.com/hubcli/hub/internal/schematest"
+	"github.com/hubcli/hub/normalize"
 )
 
 // RequireEnv names the variable that turns a missing real CLI from a skip
@@ -249,17 +250,9 @@ func CheckFinalAnswer(t testing.TB, fin events.RunFinished, srv *mockllm.Server)
 	}
 	last := calls[len(calls)-1]
 	if !strings.Contains(last.LastUserText, adapters.FinalAnswerPrompt) {
-		t.Errorf("last model call's user text = %q, want the final-answer prompt", Shorten(last.LastUserText))
+		t.Errorf("last model call's user text = %q, want the final-answer prompt", normalize.Shorten(last.LastUserText, 300))
 	}
 	if len(last.Tools) == 0 {
 		t.Errorf("last model call offered no tools, want them kept")
 	}
-}
-
-// Shorten cuts s to 300 bytes for a test message.
-func Shorten(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "…"
-	}
-	return s
 }
