@@ -10,10 +10,8 @@ package codex
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
@@ -158,14 +156,7 @@ type config struct {
 // readConfig reads $CODEX_HOME/config.toml as ConfigModel describes; the
 // zero config when there is none or it does not parse.
 func readConfig(extra []string) config {
-	getenv := func(k string) string {
-		for i := len(extra) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(extra[i], k+"="); ok {
-				return v
-			}
-		}
-		return os.Getenv(k)
-	}
+	getenv := func(k string) string { return adapters.Getenv(extra, k) }
 	dir := getenv("CODEX_HOME")
 	if dir == "" {
 		home := getenv("HOME")

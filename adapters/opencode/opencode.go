@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 
 	"github.com/hubcli/hub/adapters"
@@ -80,7 +79,7 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	cmd := adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
 	if req.NoTools {
 		cmd.Args = append(cmd.Args, "--agent="+finalAgent)
-		cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + askAll(lastEnv(req.Env, "OPENCODE_CONFIG_CONTENT"))}
+		cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + askAll(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"))}
 	}
 	return cmd, nil
 }
@@ -109,17 +108,6 @@ func askAll(inline string) string {
 	cfg["agent"] = agents
 	b, _ := json.Marshal(cfg) // maps of JSON values always marshal
 	return string(b)
-}
-
-// lastEnv returns the value of key in env (K=V pairs, the last one wins),
-// else in hub's environment.
-func lastEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return os.Getenv(key)
 }
 
 // title is the session title: the prompt's first line, at most 60 bytes.
