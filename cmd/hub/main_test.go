@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -295,11 +296,19 @@ while true; do echo '{"type":"step_start","sessionID":"ses_pipe","part":{}}'; sl
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 10)
-	if _, err := io.ReadFull(stdout, buf); err != nil {
-		t.Fatal(err)
+	// Read past run.started to the first event from the agent: by then it
+	// has written its pid (run.started alone comes before it does).
+	r := bufio.NewReader(stdout)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(line, `"type":"run.started"`) {
+			break
+		}
 	}
-	stdout.Close() // like `| head -c 10`
+	stdout.Close() // like `| head`
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
