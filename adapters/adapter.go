@@ -2,9 +2,7 @@ package adapters
 
 import (
 	"context"
-	"io"
 	"strings"
-	"time"
 
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
@@ -66,7 +64,9 @@ type Command struct {
 	Stdin []byte
 }
 
-// Request is one run. Only Agent and Prompt are required.
+// Request is the task of one run: what a caller chooses. Only Agent and
+// Prompt are required. How the run is carried out (its id, clock, orphan
+// reaping, a force-kill channel, a raw log) is set with Options.
 type Request struct {
 	Agent  string // registered adapter name
 	Prompt string
@@ -83,10 +83,6 @@ type Request struct {
 	Prices *budget.PriceTable
 	// MaxLine is the stdout line cap in bytes; 0 means 64 MiB.
 	MaxLine int
-	// RawLog, when not nil, receives the agent's stdout byte for byte.
-	// After its first write error it receives nothing more and the run goes
-	// on; wrap it to learn of the error.
-	RawLog io.Writer
 	// NoTools asks the agent to run no tool, for the final-answer resume
 	// after MaxToolSteps. The tools stay defined in the model request (the
 	// Anthropic API and Amazon Bedrock refuse a conversation that holds tool
@@ -109,26 +105,6 @@ type Request struct {
 	// NoFailFast keeps the agent retrying errors that retrying cannot fix
 	// (HTTP 401/403); by default hub stops it at the first such retry.
 	NoFailFast bool
-	// ReapOrphans says the caller is a child subreaper (see
-	// BecomeSubreaper, done by the hub CLI): processes the agent
-	// orphaned (a tool's detached child) are re-parented to the caller, and
-	// those that carry this run's HUB_RUN_MARK are found, killed with the
-	// run and waited for. Safe with concurrent runs: each run takes only
-	// its own orphans. An orphan that clears its environment is taken only
-	// with SoleRun.
-	ReapOrphans bool
-	// SoleRun says the caller runs no other child processes while this run
-	// goes (the hub CLI): with ReapOrphans, every child of the caller other
-	// than the agent is this run's orphan, marked or not.
-	SoleRun bool
-	// Kill, when closed, SIGKILLs the agent's process group and every
-	// descendant at once, without the grace period (for a second Ctrl-C).
-	// The run ends as cancelled/caller. nil means never.
-	Kill <-chan struct{}
-	// RunID names the run in every event; "" makes a random one.
-	RunID string
-	// Clock stamps events; nil means events.Now. Tests inject one.
-	Clock func() time.Time
 }
 
 // CheckPrompt is the prompt check every adapter makes: an empty prompt is

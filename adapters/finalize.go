@@ -85,7 +85,7 @@ func (r *run) finalize(ctx context.Context, ad Adapter, inst Install, first norm
 	if err != nil {
 		return note("no final answer: cannot resume session %s: %s", first.SessionID, asError(err).Message)
 	}
-	c := &run{req: req, sink: r.sink, clock: r.clock, runID: r.runID, start: r.start, began: time.Now(),
+	c := &run{req: req, opt: r.opt, sink: r.sink, clock: r.clock, runID: r.runID, start: r.start, began: time.Now(),
 		seq: r.seq, sinkErr: r.sinkErr, meter: r.meter, costWarned: r.costWarned, notices: r.notices}
 	c.meter.Continue()
 	res, err := c.agent(ctx, ad, spec, nil)

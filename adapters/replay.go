@@ -14,7 +14,7 @@ import (
 // Replay normalizes a saved raw transcript — an agent's stdout as --raw-log
 // writes it — exactly as a live run would: the same framing, line cleaning,
 // decoder and outcome rules, given how the process ended (end). It uses
-// req.Agent, req.Model, req.Cwd, req.MaxLine, req.RunID, req.Clock and the
+// req.Agent, req.Model, req.Cwd, req.MaxLine and the
 // budget limits of req.Limits (a crossing ends the replay there, as it would
 // stop a live run); no
 // process is started, so run.started has a null pid and agent_version.
@@ -23,8 +23,8 @@ import (
 // Cancelling ctx stops reading and ends the run as cancelled/caller.
 //
 // Like Run, it writes exactly one run.finished, last, and returns it.
-func Replay(ctx context.Context, req Request, transcript io.Reader, end normalize.End, sink Sink) events.RunFinished {
-	r := newRun(req, sink)
+func Replay(ctx context.Context, req Request, transcript io.Reader, end normalize.End, sink Sink, opts ...Option) events.RunFinished {
+	r := newRun(req, sink, newOptions(opts))
 	r.secrets = newSecrets(append(os.Environ(), req.Env...))
 	ad, err := Lookup(req.Agent)
 	if err != nil {

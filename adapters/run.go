@@ -38,7 +38,7 @@ var (
 	ErrWallTimeout = budget.ErrWallTimeout
 	ErrIdleTimeout = budget.ErrIdleTimeout
 	ErrLinger      = budget.ErrLinger
-	ErrKilled      = errors.New("adapters: killed at the caller's request (Request.Kill)")
+	ErrKilled      = errors.New("adapters: killed at the caller's request (WithKill)")
 	errExited      = errors.New("adapters: agent exited")
 )
 
@@ -68,25 +68,20 @@ type Sink func(events.Event) error
 // ends it as timeout/wall.
 //
 // Run is safe for concurrent use; runs share nothing mutable.
-func Run(ctx context.Context, req Request, sink Sink) events.RunFinished {
-	return newRun(req, sink).do(ctx)
+func Run(ctx context.Context, req Request, sink Sink, opts ...Option) events.RunFinished {
+	return newRun(req, sink, newOptions(opts)).do(ctx)
 }
 
 // newRun starts the clocks of one run.
-func newRun(req Request, sink Sink) *run {
-	r := &run{req: req, sink: sink, clock: req.Clock, runID: req.RunID, began: time.Now()}
-	if r.clock == nil {
-		r.clock = events.Now
-	}
-	if r.runID == "" {
-		r.runID = newRunID()
-	}
+func newRun(req Request, sink Sink, o options) *run {
+	r := &run{req: req, sink: sink, opt: o, clock: o.clock, runID: o.runID, began: time.Now()}
 	r.start = r.clock()
 	return r
 }
 
 type run struct {
 	req   Request
+	opt   options
 	sink  Sink
 	clock func() time.Time
 	runID string
@@ -335,7 +330,7 @@ func (r *run) agent(ctx context.Context, ad Adapter, spec Command, started func(
 		return attempt{}, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
 			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err)
 	}
-	g.Orphans, g.Sole = r.req.ReapOrphans, r.req.SoleRun
+	g.Orphans, g.Sole = r.opt.orphans, r.opt.sole
 	g.Marker = marker
 	if started != nil {
 		started(g.PGID)
@@ -365,7 +360,7 @@ func (r *run) agent(ctx context.Context, ad Adapter, spec Command, started func(
 	eg.Go(func() error {
 		tick := time.NewTicker(snapshotEvery)
 		defer tick.Stop()
-		kill := r.req.Kill
+		kill := r.opt.kill
 		for {
 			select {
 			case <-exited:
@@ -543,8 +538,8 @@ func (r *run) hubCause(ctx context.Context, cause error, lim budget.Limits) *eve
 // event), later output is read but not forwarded.
 func (r *run) read(stop context.CancelCauseFunc, stdout io.Reader, dec normalize.Decoder, timers *budget.Timers) {
 	var src io.Reader = stdout
-	if r.req.RawLog != nil {
-		src = io.TeeReader(src, &rawLog{w: r.req.RawLog})
+	if r.opt.rawLog != nil {
+		src = io.TeeReader(src, &rawLog{w: r.opt.rawLog})
 	}
 	// The idle limit counts only while hub waits for the agent: time spent
 	// in the sink (a slow consumer) is not the agent's silence.
@@ -703,7 +698,7 @@ func (i *idleReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// rawLog copies stdout to Request.RawLog until the first write error; the
+// rawLog copies stdout to the WithRawLog writer until the first write error; the
 // run goes on without it (the caller's writer can record the error).
 type rawLog struct {
 	w      io.Writer

@@ -52,13 +52,13 @@ func (r result) messages() []string {
 // runFake runs the fake agent playing scenario through adapters.Run, checks
 // the invariants every run must keep (schema, one run.finished, process
 // group gone) and returns what happened.
-func runFake(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request)) result {
+func runFake(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request), opts ...adapters.Option) result {
 	t.Helper()
-	return runFakeHook(t, ctx, scenario, edit, nil)
+	return runFakeHook(t, ctx, scenario, edit, nil, opts...)
 }
 
 // runFakeHook is runFake with a hook called on every event before it is kept.
-func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request), hook func(events.Event)) result {
+func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request), hook func(events.Event), opts ...adapters.Option) result {
 	t.Helper()
 	req := adapters.Request{
 		Agent:  "opencode",
@@ -79,7 +79,7 @@ func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*
 		}
 		res.events = append(res.events, ev)
 		return enc.Encode(ev)
-	})
+	}, opts...)
 	res.took = time.Since(start)
 	res.stream = buf.Bytes()
 	if err := schematest.ValidateStream(res.stream); err != nil {
@@ -269,7 +269,7 @@ func TestRunStops(t *testing.T) {
 		signal   string
 		maxTook  time.Duration
 		cancelOn events.Type // cancel the caller's context when this event arrives
-		killOn   events.Type // close Request.Kill when this event arrives
+		killOn   events.Type // close the WithKill channel when this event arrives
 		detached bool        // the scenario leaves a process hub cannot find; kill it after
 	}{
 		{name: "idle", scenario: "hang", limits: budget.Limits{IdleTimeout: 300 * time.Millisecond, Grace: time.Second},
@@ -326,7 +326,6 @@ func TestRunStops(t *testing.T) {
 			res := runFakeHook(t, ctx, tt.scenario, func(r *adapters.Request) {
 				r.Limits = tt.limits
 				r.Env = []string{"HUB_FAKE_PIDFILE=" + pidfile}
-				r.Kill = kill
 			}, func(ev events.Event) {
 				if ev.Type() == tt.cancelOn {
 					cancel()
@@ -334,7 +333,7 @@ func TestRunStops(t *testing.T) {
 				if ev.Type() == tt.killOn {
 					once.Do(func() { close(kill) })
 				}
-			})
+			}, adapters.WithKill(kill))
 			wantBin(t, res.fin, tt.bin, tt.reason)
 			if res.took > tt.maxTook {
 				t.Errorf("Run took %s, want at most %s", res.took, tt.maxTook)

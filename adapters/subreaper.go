@@ -5,7 +5,7 @@ import "github.com/hubcli/hub/internal/proc"
 // BecomeSubreaper makes the calling process a child subreaper
 // (prctl PR_SET_CHILD_SUBREAPER, Linux): processes that an agent's tools
 // orphan are re-parented to it instead of to init, so that runs with
-// Request.ReapOrphans find, kill and wait for them. It affects the whole
+// WithOrphans find, kill and wait for them. It affects the whole
 // process and cannot be undone; call it once, before starting runs. The
 // error is prctl's (EINVAL on kernels before 3.4).
 func BecomeSubreaper() error { return proc.BecomeSubreaper() }

@@ -18,7 +18,7 @@ import (
 )
 
 // TestReapOrphansConcurrent: a library caller that is a child subreaper runs
-// eight runs at once with Request.ReapOrphans, each of whose agents leaves a
+// eight runs at once with WithOrphans, each of whose agents leaves a
 // double-forked daemon (re-parented to the caller) and half of which answer
 // late. Every run ends ok — a run taking its orphans never takes another
 // run's agent, which is also the caller's child — and every daemon is killed
@@ -54,9 +54,8 @@ func TestReapOrphansConcurrent(t *testing.T) {
 				delay = "1500ms"
 			}
 			res := runFake(t, t.Context(), "tool-daemon", func(r *adapters.Request) {
-				r.ReapOrphans = true
 				r.Env = append(r.Env, "HUB_FAKE_PIDFILE="+filepath.Join(dir, strconv.Itoa(i)), "HUB_FAKE_DELAY="+delay)
-			})
+			}, adapters.WithOrphans(false))
 			fins[i] = res.fin
 		}()
 	}

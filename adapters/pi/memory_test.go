@@ -76,7 +76,7 @@ func TestReplayMemoryFlat(t *testing.T) {
 	base, startAlloc := ms.HeapAlloc, ms.TotalAlloc
 	var peak uint64
 	enc := events.NewEncoder(io.Discard)
-	fin := adapters.Replay(context.Background(), adapters.Request{Agent: "pi", RunID: "r"}, src, normalize.End{ExitCode: &zero},
+	fin := adapters.Replay(context.Background(), adapters.Request{Agent: "pi"}, src, normalize.End{ExitCode: &zero},
 		func(ev events.Event) error {
 			if ev.Type() == events.TypeTextDelta {
 				deltas++

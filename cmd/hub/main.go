@@ -12,7 +12,7 @@ import (
 )
 
 // forceKill is closed by a second SIGINT/SIGTERM: the run SIGKILLs the
-// agent's process group and descendants at once (adapters.Request.Kill).
+// agent's process group and descendants at once (adapters.WithKill).
 var forceKill = make(chan struct{})
 
 func main() {

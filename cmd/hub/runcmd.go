@@ -165,6 +165,7 @@ func runAction(c *cli.Context) error {
 			return usagef("run: --cwd %s is not a directory", req.Cwd)
 		}
 	}
+	var opts []adapters.Option
 	var rawLog *errWriter
 	if path := c.String("raw-log"); path != "" {
 		// 0600: it holds the agent's output byte for byte, credentials too.
@@ -174,15 +175,15 @@ func runAction(c *cli.Context) error {
 		}
 		defer f.Close()
 		rawLog = &errWriter{w: f}
-		req.RawLog = rawLog
+		opts = append(opts, adapters.WithRawLog(rawLog))
 	}
 
 	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	req.Kill = forceKill
+	opts = append(opts, adapters.WithKill(forceKill))
 	// hub runs one agent: as a child subreaper it gets the agent's orphans
 	// (a tool's detached children) and kills them with the run.
 	if err := proc.BecomeSubreaper(); err == nil {
-		req.ReapOrphans, req.SoleRun = true, true
+		opts = append(opts, adapters.WithOrphans(true))
 	}
 	ctx, cancel := context.WithCancelCause(c.Context)
 	defer cancel(nil)
@@ -197,7 +198,7 @@ func runAction(c *cli.Context) error {
 	defer stopWatch()
 	stderr = &stallGuard{w: stderr, giveUp: giveUp}
 	sink, done := outputSink(output, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
-	fin := adapters.Run(ctx, req, sink)
+	fin := adapters.Run(ctx, req, sink, opts...)
 	closed()
 	if rawLog != nil && rawLog.err != nil {
 		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)

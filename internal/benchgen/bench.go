@@ -130,7 +130,7 @@ func toolRepeated(tb testing.TB, agent string) []byte {
 }
 
 func benchReplay(b *testing.B, agent, model string, data []byte) {
-	req := adapters.Request{Agent: agent, Model: model, RunID: "r"}
+	req := adapters.Request{Agent: agent, Model: model}
 	zero := 0
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()

@@ -93,9 +93,9 @@ func Replay(t *testing.T, agent, model, raw string) []byte {
 		model = strings.TrimSpace(string(b))
 	}
 	clock := func() time.Time { return time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC) }
-	req := adapters.Request{Agent: agent, Model: model, Cwd: "/golden", RunID: "run_golden", Clock: clock}
+	req := adapters.Request{Agent: agent, Model: model, Cwd: "/golden"}
 	var out bytes.Buffer
 	enc := events.NewEncoder(&out)
-	adapters.Replay(t.Context(), req, f, end, enc.Encode)
+	adapters.Replay(t.Context(), req, f, end, enc.Encode, adapters.WithRunID("run_golden"), adapters.WithClock(clock))
 	return out.Bytes()
 }

@@ -1,0 +1,70 @@
+package adapters
+
+import (
+	"io"
+	"time"
+
+	"github.com/hubcli/hub/events"
+)
+
+// Option sets one of the runner's own knobs for Run, Events or Replay: how
+// the run is carried out, not what the task is (that is Request).
+type Option func(*options)
+
+// options are a run's knobs; the zero value is the default.
+type options struct {
+	runID   string
+	clock   func() time.Time
+	kill    <-chan struct{}
+	orphans bool // the caller is a child subreaper (see WithOrphans)
+	sole    bool // and runs no other children
+	rawLog  io.Writer
+}
+
+func newOptions(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	if o.clock == nil {
+		o.clock = events.Now
+	}
+	if o.runID == "" {
+		o.runID = newRunID()
+	}
+	return o
+}
+
+// WithRunID names the run in every event; without it the run gets a random
+// id ("run_" and 16 hex digits).
+func WithRunID(id string) Option { return func(o *options) { o.runID = id } }
+
+// WithClock stamps events (ts, and duration_ms) with now instead of
+// events.Now; tests inject a fixed clock for golden output. The wall-clock
+// and idle limits always use the real monotonic clock.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
+
+// WithKill gives a channel that, when closed, SIGKILLs the agent's process
+// group and every descendant at once, without the grace period (for a
+// second Ctrl-C). The run ends as cancelled/caller.
+func WithKill(kill <-chan struct{}) Option { return func(o *options) { o.kill = kill } }
+
+// WithOrphans says the caller is a child subreaper (see BecomeSubreaper):
+// processes the agent orphaned (a tool's detached child) are re-parented to
+// the caller, and those that carry this run's HUB_RUN_MARK are found, killed
+// with the run and waited for. Safe with concurrent runs: each run takes
+// only its own orphans. sole says the caller runs no other child processes
+// while this run goes (the hub CLI): then every child of the caller other
+// than the agent is this run's orphan, marked or not, even one that cleared
+// its environment.
+func WithOrphans(sole bool) Option {
+	return func(o *options) { o.orphans, o.sole = true, sole }
+}
+
+// WithRawLog copies the agent's stdout, byte for byte, to w. After w's first
+// write error it receives nothing more and the run goes on; wrap w to learn
+// of the error. The copy holds credentials as the agent wrote them: create
+// the file mode 0600.
+func WithRawLog(w io.Writer) Option { return func(o *options) { o.rawLog = w } }
