@@ -6,8 +6,13 @@ import (
 
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/framer"
 	"github.com/hubcli/hub/normalize"
 )
+
+// DefaultMaxLine is the stdout line cap a Request with MaxLine 0 gets:
+// 64 MiB. A longer line is skipped to its end with a line_too_long notice.
+const DefaultMaxLine = framer.DefaultMaxLine
 
 // Adapter is one agent CLI. Implementations are stateless values, safe for
 // concurrent use; per-run state lives in the Decoder.
