@@ -19,8 +19,11 @@ const (
 	DefaultFinalize = time.Minute
 )
 
-// Limits are the limits of one run (SPEC §5). A zero field is "no limit",
-// except Grace and Linger, where zero means the default.
+// Limits are the limits of one run (SPEC §5). A zero field is unset: no
+// limit for the limits (Timeout … MaxToolSteps), the default for the
+// durations that have one (Grace, Linger, Finalize), where a negative value
+// means none (SIGKILL at once, kill at the terminal event, no final-answer
+// resume).
 type Limits struct {
 	Timeout      time.Duration // wall-clock limit for the whole run
 	IdleTimeout  time.Duration // longest time without a stdout byte
@@ -28,8 +31,8 @@ type Limits struct {
 	MaxTokens    int64         // total tokens (input + output + cache read + cache write)
 	MaxTurns     int64         // model turns
 	MaxToolSteps int64         // tool calls
-	Grace        time.Duration // SIGTERM → SIGKILL; 0 means DefaultGrace
-	Linger       time.Duration // terminal event → kill; 0 means DefaultLinger
+	Grace        time.Duration // SIGTERM → SIGKILL; 0 means DefaultGrace, < 0 none
+	Linger       time.Duration // terminal event → kill; 0 means DefaultLinger, < 0 none
 	// Finalize is the time limit of the final-answer resume after the run
 	// crossed MaxToolSteps (see adapters.FinalAnswerPrompt); 0 means
 	// DefaultFinalize, a negative value turns the resume off.
@@ -45,20 +48,24 @@ func (l Limits) FinalizeOrDefault() time.Duration {
 	return l.Finalize
 }
 
-// GraceOrDefault returns Grace, or DefaultGrace when it is 0.
-func (l Limits) GraceOrDefault() time.Duration {
-	if l.Grace > 0 {
-		return l.Grace
-	}
-	return DefaultGrace
-}
+// GraceOrDefault returns Grace, DefaultGrace when it is 0, or 0 (SIGKILL
+// right after SIGTERM) when it is negative.
+func (l Limits) GraceOrDefault() time.Duration { return orDefault(l.Grace, DefaultGrace) }
 
-// LingerOrDefault returns Linger, or DefaultLinger when it is 0.
-func (l Limits) LingerOrDefault() time.Duration {
-	if l.Linger > 0 {
-		return l.Linger
+// LingerOrDefault returns Linger, DefaultLinger when it is 0, or 0 (stop the
+// agent at its terminal event) when it is negative.
+func (l Limits) LingerOrDefault() time.Duration { return orDefault(l.Linger, DefaultLinger) }
+
+// orDefault is the one rule for the durations that have a default: zero is
+// unset (the default), negative is none.
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
 	}
-	return DefaultLinger
+	return d
 }
 
 // Event returns the limits as run.started reports them: milliseconds and
