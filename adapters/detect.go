@@ -127,8 +127,8 @@ func (p VersionProbe) args() []string {
 	return []string{"--version"}
 }
 
-// run runs the version command and returns stdout, or stderr when stdout has
-// no version number (pi prints it on stderr).
+// run runs the version command under a proc.Supervisor and returns stdout,
+// or stderr when stdout has no version number (pi prints it on stderr).
 func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	timeout := p.Timeout
 	if timeout <= 0 {
@@ -137,30 +137,7 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// Bounded: a version is a short line; a binary that prints megabytes
-	// here is not the agent.
-	stdout, stderr := &headWriter{max: 4096}, &headWriter{max: 4096}
-	cmd := exec.Command(path, p.args()...)
-	// Pipes read here, not by os/exec's copy goroutines with a WaitDelay:
-	// on a loaded machine those could miss their delay and fail a healthy
-	// agent's probe (64 runs at once did, in TestLoad); pipeReader reads
-	// everything written before the exit, however late, and never waits on
-	// a grandchild that keeps the pipe open.
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return "", fmt.Errorf("version probe: %w", err)
-	}
-	defer outR.Close()
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outW.Close()
-		return "", fmt.Errorf("version probe: %w", err)
-	}
-	defer errR.Close()
-	cmd.Stdout, cmd.Stderr = outW, errW
-	g, err := proc.Start(cmd)
-	outW.Close()
-	errW.Close()
+	sup, err := proc.Launch(proc.Spec{Path: path, Args: p.args(), Env: os.Environ(), StderrTail: probeOutput})
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC) {
 			return "", events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
@@ -169,49 +146,18 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 		return "", events.NewError(events.BinNotInstalled, events.ReasonNotFound, p.installHint(),
 			"%s cannot be started: %v", path, err)
 	}
-	outP, errP := newPipeReader(outR), newPipeReader(errR)
-	var copies sync.WaitGroup
-	for _, c := range []struct {
-		w *headWriter
-		r *pipeReader
-	}{{stdout, outP}, {stderr, errP}} {
-		copies.Add(1)
-		go func() {
-			defer copies.Done()
-			_, _ = io.Copy(c.w, c.r)
-		}()
-	}
-	done := make(chan error, 1)
+	// Bounded: a version is a short line; a binary that prints megabytes
+	// here is not the agent.
+	stdout := &headWriter{max: probeOutput}
+	copied := make(chan struct{})
 	go func() {
-		err := cmd.Wait()
-		outP.agentExited()
-		errP.agentExited()
-		copies.Wait()
-		done <- err
+		defer close(copied)
+		_, _ = io.Copy(stdout, sup.Stdout())
 	}()
-	// A version command that prints its version and then does not exit
-	// (seen: one that keeps printing it) is taken at its word after
-	// versionLinger, instead of failing at the probe's timeout.
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var seen time.Time
-wait:
-	select {
-	case err = <-done:
-	case <-tick.C:
-		if seen.IsZero() && (hasVersionLine(stdout.String()) || hasVersionLine(stderr.String())) {
-			seen = time.Now()
-		}
-		if seen.IsZero() || time.Since(seen) < versionLinger {
-			goto wait
-		}
-		_ = g.Signal(syscall.SIGKILL)
-		<-done
-		err = nil
-	case <-ctx.Done():
-		_ = g.Signal(syscall.SIGKILL)
-		<-done
-		g.Reap(time.Second)
+	timedOut := p.await(ctx, sup, stdout)
+	<-copied
+	exit := sup.Wait()
+	if timedOut {
 		if parent.Err() != nil {
 			// The caller's context (Run maps its own wall-clock limit).
 			return "", events.NewError(events.BinCancelled, events.ReasonCaller,
@@ -222,20 +168,68 @@ wait:
 			"retry when the machine is less busy; if it repeats, run `"+path+" "+strings.Join(p.args(), " ")+"` by hand to see why it hangs, or pass another --bin",
 			"%s %s printed no version within %s", path, strings.Join(p.args(), " "), timeout)
 	}
-	g.Reap(time.Second)
 	out := stdout.String()
-	if !versionRe.MatchString(out) && versionRe.MatchString(stderr.String()) {
-		out = stderr.String() // pi prints its version on stderr
+	if !versionRe.MatchString(out) && versionRe.MatchString(exit.Stderr) {
+		out = exit.Stderr // pi prints its version on stderr
 	}
-	if err != nil {
+	if exit.Cause == nil && (exit.Code == nil || *exit.Code != 0) {
 		// A failing version command is a broken install, whatever else it
 		// printed (a Node crash trace ends in "Node.js v20.20.2", which is
 		// not the agent's version).
 		return "", events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
 			"reinstall: "+p.installHint(),
-			"%s %s failed (%v): %s", path, strings.Join(p.args(), " "), err, errorLine(stderr.String()+"\n"+stdout.String()))
+			"%s %s failed (%s): %s", path, strings.Join(p.args(), " "), exitText(exit), errorLine(exit.Stderr+"\n"+stdout.String()))
 	}
 	return out, nil
+}
+
+// probeOutput is how much of the version command's stdout and stderr the
+// probe keeps.
+const probeOutput = 4096
+
+// errVersionSeen stops a version command that printed its version and did
+// not exit; errProbeTimeout one that printed none in time.
+var (
+	errVersionSeen  = errors.New("adapters: version printed, command did not exit")
+	errProbeTimeout = errors.New("adapters: version probe timed out")
+)
+
+// await waits for the version command to exit, and reports whether ctx
+// ended first (the command is then killed). A command that prints its
+// version and then does not exit (seen: one that keeps printing it) is
+// killed versionLinger later and taken at its word.
+func (p VersionProbe) await(ctx context.Context, sup *proc.Supervisor, stdout *headWriter) bool {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var seen time.Time
+	for {
+		select {
+		case <-sup.Exited():
+			return false
+		case <-ctx.Done():
+			sup.Kill(errProbeTimeout)
+			return true
+		case <-tick.C:
+			if seen.IsZero() && (hasVersionLine(stdout.String()) || hasVersionLine(sup.StderrSoFar())) {
+				seen = time.Now()
+			}
+			if !seen.IsZero() && time.Since(seen) >= versionLinger {
+				sup.Kill(errVersionSeen)
+				return false
+			}
+		}
+	}
+}
+
+// exitText says how a process ended, as os/exec's error would.
+func exitText(e proc.Exit) string {
+	if e.Signal != "" {
+		return "signal: " + e.Signal
+	}
+	if e.Code != nil {
+		return fmt.Sprintf("exit status %d", *e.Code)
+	}
+	return "unknown exit"
 }
 
 func (p VersionProbe) installHint() string {

@@ -8,8 +8,7 @@ import (
 
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
-	"github.com/hubcli/hub/normalize"
-)
+	)
 
 // FinalAnswerPrompt is the request hub sends when it resumes a session that
 // crossed --max-tool-steps (SPEC §5): one more turn, no tools, the best
@@ -18,44 +17,47 @@ const FinalAnswerPrompt = "You have used all the tool calls allowed for this tas
 	"Do not call any tool. Reply now, in text only, with your best answer from what you have found so far, " +
 	"and say briefly what is left unfinished."
 
-// finalize runs the final-answer resume of a run that crossed MaxToolSteps
-// (over is that crossing) and whose first agent process was stopped: when the
-// agent gave a session id, it resumes that session once with
-// FinalAnswerPrompt, tools off (Request.NoTools) and its own time limit
-// (Limits.Finalize, within what is left of Limits.Timeout). The resume's
-// events go to the same sink, in the same run; its usage adds to the run's
-// totals. A tool call during the resume stops it.
+// finalize runs the final-answer resume of a run whose first agent process
+// was stopped at --max-tool-steps (first is that attempt's record, with the
+// crossing as its Guard): when the agent gave a session id, it resumes that
+// session once with FinalAnswerPrompt, tools off (Request.NoTools) and its
+// own time limit (Limits.Finalize, within what is left of Limits.Timeout).
+// The resume is a second attempt on the same stream — its events follow in
+// the same run, its usage adds to the meter's totals — and is judged by the
+// same verdict (decide); a tool call during the resume crosses its tool-step
+// cap and stops it.
 //
-// It returns the run's outcome: always budget_exceeded/tool_steps, with the
-// resume's answer as Text and r.partial set when the resume ended ok with
-// text, else the first process's text and the reason there is no final
-// answer in the error message.
-func (r *run) finalize(ctx context.Context, ad Adapter, inst Install, first normalize.Outcome, over *events.Error) normalize.Outcome {
+// It returns the run's record: always stopped by the tool-step guard
+// (budget_exceeded/tool_steps), with the resume's answer as the outcome's
+// text and Partial set when the resume ended ok with text, else the first
+// process's text and the reason there is no final answer in the error
+// message; or the caller's cancel when that came first (SPEC §4).
+func (r *runner) finalize(ctx context.Context, ad Adapter, inst Install, first record) record {
 	lim := r.req.Limits
 	d := lim.FinalizeOrDefault()
-	if d < 0 || r.sinkErr != nil {
+	if d < 0 || r.s.sinkErr != nil {
 		return first
 	}
-	out := first
-	out.OK, out.Totals = false, nil
-	note := func(format string, a ...any) normalize.Outcome {
+	over, sid := first.Guard, first.Outcome.SessionID
+	rec := first
+	rec.Outcome.OK, rec.Outcome.Totals = false, nil
+	note := func(format string, a ...any) record {
 		e := *over
 		e.Message += "; " + fmt.Sprintf(format, a...)
-		out.Error = &e
-		return out
+		rec.Guard = &e
+		return rec
 	}
 	// The caller's cancel (SIGINT, a closed stdout) or deadline comes
-	// first, as in any run (SPEC §4): the run ends with it, saying what
-	// hub was doing.
-	stopped := func() normalize.Outcome {
-		e := r.hubCause(ctx, context.Cause(ctx), lim)
+	// first, as in any run: the run ends with it, saying what hub was doing.
+	stopped := func() record {
+		e := hubCause(context.Cause(ctx), lim)
 		if e == nil {
 			e = events.NewError(events.BinCancelled, events.ReasonCaller, "run again to retry", "run cancelled by the caller")
 		}
 		c := *e
-		c.Message += fmt.Sprintf(" (after %s; hub was resuming session %s for a final answer)", over.Message, first.SessionID)
-		out.Error = &c
-		return out
+		c.Message += fmt.Sprintf(" (after %s; hub was resuming session %s for a final answer)", over.Message, sid)
+		rec.Guard = &c
+		return rec
 	}
 	if lim.Timeout > 0 {
 		d = min(d, lim.Timeout-time.Since(r.began))
@@ -63,14 +65,14 @@ func (r *run) finalize(ctx context.Context, ad Adapter, inst Install, first norm
 	switch {
 	case ctx.Err() != nil:
 		return stopped()
-	case first.SessionID == "":
+	case sid == "":
 		return note("no final answer: the agent reported no session id to resume")
 	case d <= 0:
 		return note("no final answer: no time left under --timeout")
 	}
 	req := r.req
-	req.Prompt, req.Resume, req.NoTools = FinalAnswerPrompt, first.SessionID, true
-	_, _, _, tools := r.meter.Totals()
+	req.Prompt, req.Resume, req.NoTools = FinalAnswerPrompt, sid, true
+	_, _, _, tools := r.s.meter.Totals()
 	req.Limits = budget.Limits{
 		Timeout:      d,
 		IdleTimeout:  lim.IdleTimeout,
@@ -83,39 +85,41 @@ func (r *run) finalize(ctx context.Context, ad Adapter, inst Install, first norm
 	}
 	spec, err := ad.Command(req, inst)
 	if err != nil {
-		return note("no final answer: cannot resume session %s: %s", first.SessionID, asError(err).Message)
+		return note("no final answer: cannot resume session %s: %s", sid, asError(err).Message)
 	}
-	c := &run{req: req, opt: r.opt, sink: r.sink, clock: r.clock, runID: r.runID, start: r.start, began: time.Now(),
-		seq: r.seq, sinkErr: r.sinkErr, meter: r.meter, costWarned: r.costWarned, notices: r.notices}
-	c.meter.Continue()
-	res, err := c.agent(ctx, ad, spec, nil)
-	if held := c.secrets.flush(); held != "" { // the end of its last text delta
-		c.send(events.TextDelta{Text: held})
-	}
-	r.seq, r.sinkErr, r.meter, r.notices = c.seq, c.sinkErr, c.meter, c.notices
+	r.s.meter.Continue()
+	// The resume's wall-clock limit counts from its own start.
+	began := r.began
+	r.began = time.Now()
+	got, err := r.attempt(ctx, ad, spec, req, nil)
+	r.began = began
+	r.s.flush() // the end of its last text delta
 	if ctx.Err() != nil {
 		return stopped()
 	}
 	if err != nil {
-		return note("no final answer: cannot resume session %s: %s", first.SessionID, asError(err).Message)
+		return note("no final answer: cannot resume session %s: %s", sid, asError(err).Message)
 	}
-	got := res.outcome
-	switch {
-	case got.Error != nil && got.Error.Bin == events.BinTimeout && got.Error.Reason == events.ReasonWall:
+	got.Limits = req.Limits
+	v, notice := decide(got)
+	if notice != nil {
+		r.s.emit(*notice)
+	}
+	switch e := v.Error; {
+	case e != nil && e.Bin == events.BinTimeout && e.Reason == events.ReasonWall:
 		return note("no final answer: the final-answer resume of session %s ran out of its %s (--finalize-timeout, within what was left of --timeout)",
-			first.SessionID, d.Round(time.Millisecond))
-	case got.Error != nil && got.Error.Reason == events.ReasonToolSteps:
-		return note("no final answer: the agent called a tool during the final-answer resume of session %s, and hub stopped it", first.SessionID)
-	case got.Error != nil:
-		return note("no final answer: the final-answer resume of session %s failed: %s/%s: %s",
-			first.SessionID, got.Error.Bin, got.Error.Reason, got.Error.Message)
-	case !got.OK || strings.TrimSpace(got.Text) == "":
-		return note("no final answer: the final-answer resume of session %s gave no text", first.SessionID)
+			sid, d.Round(time.Millisecond))
+	case e != nil && e.Reason == events.ReasonToolSteps:
+		return note("no final answer: the agent called a tool during the final-answer resume of session %s, and hub stopped it", sid)
+	case e != nil:
+		return note("no final answer: the final-answer resume of session %s failed: %s/%s: %s", sid, e.Bin, e.Reason, e.Message)
+	case !v.OK || strings.TrimSpace(v.Text) == "":
+		return note("no final answer: the final-answer resume of session %s gave no text", sid)
 	}
-	out.Text = got.Text
-	if got.SessionID != "" {
-		out.SessionID = got.SessionID
+	rec.Outcome.Text = v.Text
+	if v.SessionID != nil && *v.SessionID != "" {
+		rec.Outcome.SessionID = *v.SessionID
 	}
-	r.partial = true
-	return note("hub resumed session %s once, without tools, for a final answer: text is that partial answer", first.SessionID)
+	rec.Partial = true
+	return note("hub resumed session %s once, without tools, for a final answer: text is that partial answer", sid)
 }

@@ -19,6 +19,7 @@ type options struct {
 	orphans bool // the caller is a child subreaper (see WithOrphans)
 	sole    bool // and runs no other children
 	rawLog  io.Writer
+	guards  []Guard
 }
 
 func newOptions(opts []Option) options {
@@ -68,3 +69,8 @@ func WithOrphans(sole bool) Option {
 // of the error. The copy holds credentials as the agent wrote them: create
 // the file mode 0600.
 func WithRawLog(w io.Writer) Option { return func(o *options) { o.rawLog = w } }
+
+// WithGuard adds a guard that sees every event of the agent's after hub's
+// own guards (see Guard) and may stop the run with its error. A guard that
+// keeps state must be new for each run.
+func WithGuard(g Guard) Option { return func(o *options) { o.guards = append(o.guards, g) } }

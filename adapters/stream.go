@@ -1,0 +1,179 @@
+package adapters
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/framer"
+	"github.com/hubcli/hub/normalize"
+)
+
+// stream turns what an agent wrote into a run's events: it triages framed
+// stdout lines (clean JSON, JSON after cleaning, damaged, over the cap),
+// decodes them, and sends every event through the same steps — sanitize,
+// meter, notice caps, redact, sequence — to the sink, then past the run's
+// guards. Run and Replay share it, and one run's attempts (the final-answer
+// resume) share one stream. Events that do not come from JSON lines (a
+// transport with its own framing) enter through publish.
+//
+// A stream is used by one goroutine at a time.
+type stream struct {
+	agent string
+	runID string
+	clock func() time.Time
+	sink  Sink
+
+	seq     int64
+	sinkErr error   // the sink's first error: from then on only run.finished is sent
+	secrets secrets // credential values to redact, of the current attempt's environment
+	notices notices // counts of the notices that can flood (see flood.go)
+	meter   budget.Meter
+
+	dec     normalize.Decoder
+	maxLine int
+	guards  []Guard
+	over    *events.Error // the first guard's cause: nothing more is forwarded
+	bodies  []events.Body // scratch for one line's events
+}
+
+func newStream(agent string, o options, sink Sink) *stream {
+	return &stream{agent: agent, runID: o.runID, clock: o.clock, sink: sink}
+}
+
+// attempt makes the stream decode the output of one agent process with dec,
+// redacting the values of env, stopping at the first of guards.
+func (s *stream) attempt(dec normalize.Decoder, maxLine int, env []string, guards []Guard) {
+	s.flush()
+	s.dec, s.guards, s.over = dec, guards, nil
+	s.secrets = newSecrets(env)
+	s.maxLine = maxLine
+	if s.maxLine <= 0 {
+		s.maxLine = DefaultMaxLine
+	}
+}
+
+// emit sends one event of hub's own or of the agent's. After a sink error
+// only run.finished is still sent.
+func (s *stream) emit(b events.Body) {
+	b = s.meter.Observe(sanitize(b))
+	if _, last := b.(events.RunFinished); s.sinkErr != nil && !last {
+		return
+	}
+	switch v := b.(type) {
+	case events.Notice:
+		if !s.notices.keep(v) {
+			return
+		}
+	case events.RunFinished:
+		for _, n := range s.notices.summary() {
+			s.send(n)
+		}
+	}
+	// Text deltas are redacted as one text (see secrets.delta): what they
+	// hold back goes out before the next event of another type.
+	if d, ok := b.(events.TextDelta); ok {
+		if d.Text = s.secrets.delta(d.Text); d.Text != "" {
+			s.send(d)
+		}
+		return
+	}
+	s.flush()
+	s.send(s.secrets.body(b))
+}
+
+// flush sends what the redaction of text deltas holds back.
+func (s *stream) flush() {
+	if held := s.secrets.flush(); held != "" {
+		s.send(events.TextDelta{Text: held})
+	}
+}
+
+// send stamps one redacted event and gives it to the sink.
+func (s *stream) send(b events.Body) {
+	ev := events.Event{Seq: s.seq, TS: s.clock(), RunID: s.runID, Agent: s.agent, Body: b}
+	s.seq++
+	if err := s.sink(ev); err != nil && s.sinkErr == nil {
+		s.sinkErr = err
+	}
+}
+
+// halted reports whether a guard stopped the stream.
+func (s *stream) halted() bool { return s.over != nil }
+
+// line handles one framed stdout line: notices for over-long and non-JSON
+// lines (see damage.go); the decoder for the rest, for the head of an
+// over-long line that the decoder can read (normalize.HeadDecoder) and for
+// an event recovered from a damaged line. The decoded events are published.
+func (s *stream) line(l framer.Line) {
+	if l.TooLong {
+		// A terminal event can be the giant line: the decoder may still
+		// read it from the line's head.
+		decoded := false
+		if hd, ok := s.dec.(normalize.HeadDecoder); ok {
+			s.bodies, decoded = hd.DecodeHead(s.bodies[:0], l.Bytes, l.Size)
+		}
+		s.emit(tooLongNotice(l, s.maxLine, decoded))
+		if decoded {
+			s.publish(s.bodies)
+		}
+		return
+	}
+	b := l.Bytes
+	if len(b) == 0 {
+		return
+	}
+	if b[0] != '{' || !normalize.Valid(b) {
+		c := normalize.Clean(b)
+		if len(c) == 0 {
+			return
+		}
+		if !normalize.Valid(c) {
+			n, event := damagedLine(c)
+			s.emit(n)
+			if event == nil {
+				return
+			}
+			c = event
+		}
+		b = c
+	}
+	s.bodies = s.dec.Decode(s.bodies[:0], b)
+	s.publish(s.bodies)
+}
+
+// publish forwards the agent's events, in order, each past the guards: the
+// event at which a guard returns a cause is the last one forwarded (see
+// Guard). It is the entry for events that do not come from JSON lines.
+func (s *stream) publish(bodies []events.Body) {
+	for _, b := range bodies {
+		if s.over != nil {
+			return
+		}
+		s.emit(b)
+		for _, g := range s.guards {
+			if e := g.Check(b); e != nil {
+				s.over = e
+				break
+			}
+		}
+	}
+}
+
+// readAll frames r and handles every line until r ends or a guard stops the
+// stream (replay); a read error other than io.EOF is a parse_error notice.
+func (s *stream) readAll(r io.Reader, stop func() bool) {
+	fr := framer.New(r, s.maxLine)
+	for !s.halted() && s.sinkErr == nil && !stop() {
+		l, err := fr.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.emit(events.Notice{Kind: events.NoticeParseError, Message: "reading transcript: " + err.Error()})
+			}
+			return
+		}
+		s.line(l)
+	}
+}

@@ -1,0 +1,187 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// The causes with which hub stops a run, as Exit.Cause and record.Cause
+// carry them.
+var (
+	ErrWallTimeout = budget.ErrWallTimeout
+	ErrIdleTimeout = budget.ErrIdleTimeout
+	ErrLinger      = budget.ErrLinger
+	ErrKilled      = errors.New("adapters: killed at the caller's request (WithKill)")
+)
+
+// sinkCause is a failing Sink.
+type sinkCause struct{ err error }
+
+func (s sinkCause) Error() string { return "adapters: event sink: " + s.err.Error() }
+
+// record is everything the verdict is decided from: how far the run got,
+// what stopped it, what the decoder made of the agent's output and exit,
+// and the meter's totals.
+type record struct {
+	// Start is why no agent process ran (unknown agent, not installed, a
+	// refused request, a failed spawn), nil when one ran.
+	Start error
+	// Guard is the guard's cause that stopped the run, nil if none.
+	Guard *events.Error
+	// Cause is why hub signalled the agent (a timer, the caller's context,
+	// WithKill, a failed sink), or what cancelled the version probe; nil
+	// when nothing did.
+	Cause error
+	// Terminal says the agent had reached its terminal event before it was
+	// stopped: a stop then only ended its lingering.
+	Terminal bool
+	// Outcome is the decoder's verdict, given how the process ended.
+	Outcome normalize.Outcome
+	// ExitCode and Signal are how the agent process ended.
+	ExitCode *int
+	Signal   string
+	Limits   budget.Limits
+	// Usage, CostSource, Turns and ToolCalls are the meter's totals.
+	Usage      events.Tokens
+	CostSource events.CostSource
+	Turns      int64
+	ToolCalls  int64
+	// SinkErr is the sink's first error: the caller did not get the events.
+	SinkErr error
+	// Partial says Outcome.Text is the final-answer resume's partial answer.
+	Partial bool
+}
+
+// decide is the one place that decides how a run ended (SPEC §4): ok, bin
+// and reason, and the totals run.finished reports. In order:
+//
+//  1. a failed sink: internal (the caller did not get the run's events);
+//  2. hub's own cause: a guard (budget, tool steps, retries, fail-fast), a
+//     timeout, the caller's cancel or deadline, WithKill — unless the agent
+//     had already reached its terminal event, when the stop only ended its
+//     lingering (a linger_kill notice, returned) and the agent's outcome
+//     stands; the probe's or start's own error when no agent ran;
+//  3. the decoder's outcome, which applies the rest of the order itself:
+//     the agent's structured error fields, its terminal event, then exit
+//     status and stderr;
+//  4. the agent's own final totals (Claude Code's result) replace the
+//     meter's, and an ok run whose final totals are over a limit is
+//     budget_exceeded;
+//  5. a failure without an error is internal (a hub bug, named as such).
+//
+// DurationMS, RunID and the like are not its business; decide is pure.
+func decide(rec record) (events.RunFinished, *events.Notice) {
+	out := rec.Outcome
+	var notice *events.Notice
+	switch {
+	case rec.Start != nil:
+		out = normalize.Outcome{Error: asError(rec.Start)}
+		if e := hubCause(rec.Cause, rec.Limits); e != nil {
+			out.Error = e
+		}
+	case rec.Guard != nil:
+		out.OK, out.Error = false, rec.Guard
+	case rec.Cause == nil:
+	case rec.Terminal:
+		notice = &events.Notice{Kind: events.NoticeLingerKill, Message: fmt.Sprintf(
+			"agent had not exited after its terminal event; hub stopped it (%s)", lingerReason(rec.Cause, rec.Limits))}
+	default:
+		if e := hubCause(rec.Cause, rec.Limits); e != nil {
+			out.OK, out.Error = false, e
+		}
+	}
+	usage, source, turns := rec.Usage, rec.CostSource, rec.Turns
+	if t := out.Totals; t != nil {
+		usage, source = t.Usage.Sane(), t.CostSource
+		if usage.CostUSD == nil {
+			source = events.CostUnknown
+		}
+		if t.Turns > 0 {
+			turns = t.Turns
+		}
+		if out.OK && out.Error == nil {
+			if over := budget.ExceededTotals(rec.Limits, usage, turns, rec.ToolCalls); over != nil {
+				out.OK, out.Error = false, over
+			}
+		}
+	}
+	rf := events.RunFinished{
+		OK:         out.OK && out.Error == nil,
+		Error:      out.Error,
+		Text:       out.Text,
+		ExitCode:   rec.ExitCode,
+		Turns:      turns,
+		ToolCalls:  rec.ToolCalls,
+		Usage:      usage,
+		CostUSD:    usage.CostUSD,
+		CostSource: source,
+		Partial:    rec.Partial,
+	}
+	if rec.SinkErr != nil {
+		rf.OK, rf.Partial = false, false
+		rf.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", rec.SinkErr)
+	}
+	if !rf.OK && rf.Error == nil {
+		rf.Error = events.NewError(events.BinInternal, "", "report this as a hub bug", "run failed without an error")
+	}
+	if out.SessionID != "" {
+		rf.SessionID = &out.SessionID
+	}
+	if rec.Signal != "" {
+		rf.Signal = &rec.Signal
+	}
+	return rf, notice
+}
+
+// hubCause maps the reason hub stopped the agent to its error, or nil when
+// hub did not stop it or stopped it for a reason the decoder judges (the
+// linger limit) or decide reports itself (a failed sink).
+func hubCause(cause error, lim budget.Limits) *events.Error {
+	var sc sinkCause
+	var he *events.Error
+	switch {
+	case cause == nil, errors.Is(cause, ErrLinger), errors.As(cause, &sc):
+		return nil
+	case errors.Is(cause, ErrWallTimeout):
+		return events.NewError(events.BinTimeout, events.ReasonWall,
+			"raise --timeout, or split the task", "run exceeded --timeout %s", lim.Timeout)
+	case errors.Is(cause, ErrIdleTimeout):
+		return events.NewError(events.BinTimeout, events.ReasonIdle,
+			"the agent or its provider hung; retry, or raise --idle-timeout",
+			"no output from the agent for %s (--idle-timeout)", lim.IdleTimeout)
+	case errors.Is(cause, context.DeadlineExceeded):
+		return events.NewError(events.BinTimeout, events.ReasonWall,
+			"give the run a later deadline", "the caller's deadline passed")
+	case errors.As(cause, &he): // the caller chose the error
+		return he
+	default:
+		return events.NewError(events.BinCancelled, events.ReasonCaller,
+			"nothing to do if you meant to stop it; run again to retry", "run cancelled by the caller: %v", cause)
+	}
+}
+
+func lingerReason(cause error, lim budget.Limits) string {
+	switch {
+	case errors.Is(cause, ErrLinger):
+		return fmt.Sprintf("--linger %s", lim.LingerOrDefault())
+	case errors.Is(cause, ErrWallTimeout):
+		return "--timeout"
+	case errors.Is(cause, ErrIdleTimeout):
+		return "--idle-timeout"
+	}
+	return cause.Error()
+}
+
+// asError is err as a run error: itself when it is one, else internal.
+func asError(err error) *events.Error {
+	var he *events.Error
+	if errors.As(err, &he) {
+		return he
+	}
+	return events.NewError(events.BinInternal, "", "report this as a hub bug", "%v", err)
+}
