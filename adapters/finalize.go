@@ -8,7 +8,7 @@ import (
 
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
-	)
+)
 
 // FinalAnswerPrompt is the request hub sends when it resumes a session that
 // crossed --max-tool-steps (SPEC §5): one more turn, no tools, the best
