@@ -6,6 +6,9 @@ import (
 	"sync"
 )
 
+// AllPackage is the package whose import registers every built-in agent.
+const AllPackage = "github.com/hubcli/hub/adapters/all"
+
 var (
 	regMu    sync.RWMutex
 	registry = map[string]Adapter{}
@@ -33,7 +36,10 @@ func Lookup(name string) (Adapter, error) {
 	defer regMu.RUnlock()
 	a, ok := registry[name]
 	if !ok {
-		return nil, fmt.Errorf("adapters: unknown agent %q (known: %v)", name, namesLocked())
+		if len(registry) == 0 {
+			return nil, fmt.Errorf("adapters: unknown agent %q: no agent is registered; the built-in agents register when the program imports _ %q", name, AllPackage)
+		}
+		return nil, fmt.Errorf("adapters: unknown agent %q (known: %v; the built-in agents register when the program imports _ %q)", name, namesLocked(), AllPackage)
 	}
 	return a, nil
 }

@@ -1,0 +1,108 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// TestDecide has one row per rule of decide's order (SPEC §4).
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	cost := func(v float64) *float64 { return &v }
+	ok := normalize.Outcome{OK: true, Text: "done", SessionID: "s1"}
+	agentErr := events.NewError(events.BinUnavailable, events.ReasonRateLimit, "wait", "429 from the provider")
+	failed := normalize.Outcome{Error: agentErr, Text: "partial"}
+	budgetErr := events.NewError(events.BinBudgetExceeded, events.ReasonTokens, "raise", "over")
+	notFound := events.NewError(events.BinNotInstalled, events.ReasonNotFound, "install", "no binary")
+	code0 := 0
+	lim := budget.Limits{Timeout: time.Minute, IdleTimeout: time.Second, MaxCostUSD: 1}
+	tests := []struct {
+		name       string
+		rec        record
+		ok         bool
+		bin        events.Bin
+		reason     events.Reason
+		linger     bool   // a linger_kill notice
+		text       string // run.finished.text
+		costSource events.CostSource
+	}{
+		{name: "ok outcome stands", rec: record{Outcome: ok}, ok: true, text: "done"},
+		{name: "sink error overrides an ok run", rec: record{Outcome: ok, SinkErr: errors.New("broken pipe")},
+			bin: events.BinInternal, text: "done"},
+		{name: "sink error overrides hub's cause", rec: record{Guard: budgetErr, SinkErr: errors.New("broken pipe")},
+			bin: events.BinInternal},
+		{name: "start error", rec: record{Start: notFound}, bin: events.BinNotInstalled, reason: events.ReasonNotFound},
+		{name: "start error that is no run error is internal", rec: record{Start: errors.New("pipe: too many files")},
+			bin: events.BinInternal},
+		{name: "wall timeout during the probe beats the probe's error", rec: record{Start: notFound, Cause: ErrWallTimeout},
+			bin: events.BinTimeout, reason: events.ReasonWall},
+		{name: "caller cancel during the probe", rec: record{Start: notFound, Cause: errors.New("hub received interrupt")},
+			bin: events.BinCancelled, reason: events.ReasonCaller},
+		{name: "guard beats an ok outcome", rec: record{Guard: budgetErr, Outcome: ok},
+			bin: events.BinBudgetExceeded, reason: events.ReasonTokens, text: "done"},
+		{name: "guard beats the agent's error", rec: record{Guard: budgetErr, Outcome: failed},
+			bin: events.BinBudgetExceeded, reason: events.ReasonTokens, text: "partial"},
+		{name: "guard beats a terminal event", rec: record{Guard: budgetErr, Outcome: ok, Terminal: true, Cause: budgetErr},
+			bin: events.BinBudgetExceeded, reason: events.ReasonTokens, text: "done"},
+		{name: "wall timeout", rec: record{Cause: ErrWallTimeout, Outcome: failed}, bin: events.BinTimeout, reason: events.ReasonWall, text: "partial"},
+		{name: "idle timeout", rec: record{Cause: ErrIdleTimeout, Outcome: ok}, bin: events.BinTimeout, reason: events.ReasonIdle, text: "done"},
+		{name: "caller's deadline", rec: record{Cause: context.DeadlineExceeded}, bin: events.BinTimeout, reason: events.ReasonWall},
+		{name: "caller's cancel", rec: record{Cause: context.Canceled}, bin: events.BinCancelled, reason: events.ReasonCaller},
+		{name: "force kill", rec: record{Cause: ErrKilled}, bin: events.BinCancelled, reason: events.ReasonCaller},
+		{name: "caller's chosen error", rec: record{Cause: events.NewError(events.BinInternal, "", "check", "stdout closed")},
+			bin: events.BinInternal},
+		{name: "linger limit: the decoder judges", rec: record{Cause: ErrLinger, Outcome: ok, Terminal: true},
+			ok: true, linger: true, text: "done"},
+		{name: "a timeout after the terminal event only ended the lingering", rec: record{Cause: ErrWallTimeout, Outcome: ok, Terminal: true},
+			ok: true, linger: true, text: "done"},
+		{name: "a failed sink's stop is reported as internal, not cancelled", rec: record{Cause: sinkCause{errors.New("x")}, Outcome: failed, SinkErr: errors.New("x")},
+			bin: events.BinInternal, text: "partial"},
+		{name: "agent's error when hub did not stop it", rec: record{Outcome: failed},
+			bin: events.BinUnavailable, reason: events.ReasonRateLimit, text: "partial"},
+		{name: "agent's final totals replace the meter's", rec: record{Outcome: normalize.Outcome{OK: true,
+			Totals: &normalize.Totals{Usage: events.Tokens{Input: 5, CostUSD: cost(0.5)}, CostSource: events.CostReported, Turns: 2}},
+			Usage: events.Tokens{Input: 1}, CostSource: events.CostUnknown}, ok: true, costSource: events.CostReported},
+		{name: "agent's final totals over a limit", rec: record{Outcome: normalize.Outcome{OK: true,
+			Totals: &normalize.Totals{Usage: events.Tokens{CostUSD: cost(2)}, CostSource: events.CostReported}}},
+			bin: events.BinBudgetExceeded, reason: events.ReasonCost, costSource: events.CostReported},
+		{name: "final totals without a cost are unknown", rec: record{Outcome: normalize.Outcome{OK: true,
+			Totals: &normalize.Totals{CostSource: events.CostReported}}}, ok: true, costSource: events.CostUnknown},
+		{name: "failure without an error is internal", rec: record{Outcome: normalize.Outcome{}}, bin: events.BinInternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.rec.Limits, tt.rec.ExitCode = lim, &code0
+			rf, notice := decide(tt.rec)
+			if rf.OK != tt.ok {
+				t.Fatalf("decide().OK = %v (error %v), want %v", rf.OK, rf.Error, tt.ok)
+			}
+			switch {
+			case tt.ok && rf.Error != nil:
+				t.Errorf("decide().Error = %v, want nil", rf.Error)
+			case !tt.ok && (rf.Error == nil || rf.Error.Bin != tt.bin || rf.Error.Reason != tt.reason):
+				t.Errorf("decide().Error = %v, want %s/%s", rf.Error, tt.bin, tt.reason)
+			}
+			if got := notice != nil && notice.Kind == events.NoticeLingerKill; got != tt.linger {
+				t.Errorf("decide() linger notice = %v, want %v", notice, tt.linger)
+			}
+			if rf.Text != tt.text {
+				t.Errorf("decide().Text = %q, want %q", rf.Text, tt.text)
+			}
+			if tt.costSource != "" && rf.CostSource != tt.costSource {
+				t.Errorf("decide().CostSource = %q, want %q", rf.CostSource, tt.costSource)
+			}
+			if tot := tt.rec.Outcome.Totals; tot != nil && tt.ok && (rf.Usage.Input != tot.Usage.Input || tot.Turns > 0 && rf.Turns != tot.Turns) {
+				t.Errorf("decide() usage %+v, turns %d; want the agent's totals %+v, turns %d", rf.Usage, rf.Turns, tot.Usage, tot.Turns)
+			}
+			if rf.ExitCode == nil || *rf.ExitCode != 0 {
+				t.Errorf("decide().ExitCode = %v, want 0", rf.ExitCode)
+			}
+		})
+	}
+}
