@@ -1,10 +1,31 @@
 // Package adapters runs agent CLIs. It owns the Adapter interface (one value
 // per agent: find the binary, probe its version, build the command, make a
-// decoder), the explicit registry of adapters, and Run, which spawns an agent
-// in its own process group, frames and decodes its stdout, enforces the
-// wall-clock and idle timeouts, stops the whole group (SIGTERM, grace,
-// SIGKILL) and writes exactly one run.finished per run.
+// decoder), the explicit registry of adapters, and Run, Events and Replay,
+// which turn one request into one sequenced hub.event/v1 stream ending in
+// exactly one run.finished.
 //
-// The agents themselves live in subpackages (adapters/opencode, …), each
-// registering itself; import adapters/all to get every one.
+// A run is built from four parts, each in its own file:
+//
+//   - the supervisor (internal/proc.Supervisor) owns each agent process: its
+//     process group and descendants, Stop (SIGTERM, grace, SIGKILL), the
+//     reaping, and one Exit record; the version probe uses it too;
+//   - the stream (stream.go) turns stdout lines, or events from another
+//     transport, into the run's events: triage, decode, sanitize, meter,
+//     notice caps, redaction, sequence numbers;
+//   - the guards (guard.go) see each event and may stop the run: budgets,
+//     tool steps, agent retries, fail-fast, and the caller's (WithGuard);
+//   - the verdict (verdict.go, decide) is the one function that decides how
+//     the run ended, from a record of what stopped it, the decoder's outcome
+//     and the exit record (SPEC §4).
+//
+// The final-answer resume after --max-tool-steps (finalize.go) is a second
+// attempt on the same stream, judged by the same verdict.
+//
+// Request is the task (agent, prompt, model, cwd, limits); Options are the
+// runner's knobs (run id, clock, orphan reaping, force kill, raw log,
+// guards). The agents themselves live in subpackages (adapters/opencode, …),
+// each registering itself; import adapters/all to get every one.
+//
+// It does not decode any agent's format (normalize/<agent> does) nor keep
+// prices and limits (budget does).
 package adapters

@@ -70,19 +70,7 @@ func (r *runner) finalize(ctx context.Context, ad Adapter, inst Install, first r
 	case d <= 0:
 		return note("no final answer: no time left under --timeout")
 	}
-	req := r.req
-	req.Prompt, req.Resume, req.NoTools = FinalAnswerPrompt, sid, true
-	_, _, _, tools := r.s.meter.Totals()
-	req.Limits = budget.Limits{
-		Timeout:      d,
-		IdleTimeout:  lim.IdleTimeout,
-		MaxCostUSD:   lim.MaxCostUSD,
-		MaxTokens:    lim.MaxTokens,
-		MaxToolSteps: tools, // any tool call crosses
-		Grace:        lim.Grace,
-		Linger:       lim.Linger,
-		Finalize:     -1,
-	}
+	req := r.resumeRequest(sid, d)
 	spec, err := ad.Command(req, inst)
 	if err != nil {
 		return note("no final answer: cannot resume session %s: %s", sid, asError(err).Message)
@@ -105,16 +93,8 @@ func (r *runner) finalize(ctx context.Context, ad Adapter, inst Install, first r
 	if notice != nil {
 		r.s.emit(*notice)
 	}
-	switch e := v.Error; {
-	case e != nil && e.Bin == events.BinTimeout && e.Reason == events.ReasonWall:
-		return note("no final answer: the final-answer resume of session %s ran out of its %s (--finalize-timeout, within what was left of --timeout)",
-			sid, d.Round(time.Millisecond))
-	case e != nil && e.Reason == events.ReasonToolSteps:
-		return note("no final answer: the agent called a tool during the final-answer resume of session %s, and hub stopped it", sid)
-	case e != nil:
-		return note("no final answer: the final-answer resume of session %s failed: %s/%s: %s", sid, e.Bin, e.Reason, e.Message)
-	case !v.OK || strings.TrimSpace(v.Text) == "":
-		return note("no final answer: the final-answer resume of session %s gave no text", sid)
+	if why := noAnswer(v, sid, d); why != "" {
+		return note("%s", why)
 	}
 	rec.Outcome.Text = v.Text
 	if v.SessionID != nil && *v.SessionID != "" {
@@ -122,4 +102,41 @@ func (r *runner) finalize(ctx context.Context, ad Adapter, inst Install, first r
 	}
 	rec.Partial = true
 	return note("hub resumed session %s once, without tools, for a final answer: text is that partial answer", sid)
+}
+
+// resumeRequest is the run's request turned into the final-answer resume of
+// session sid within d: no tools, and any tool call crosses its cap.
+func (r *runner) resumeRequest(sid string, d time.Duration) Request {
+	lim := r.req.Limits
+	req := r.req
+	req.Prompt, req.Resume, req.NoTools = FinalAnswerPrompt, sid, true
+	_, _, _, tools := r.s.meter.Totals()
+	req.Limits = budget.Limits{
+		Timeout:      d,
+		IdleTimeout:  lim.IdleTimeout,
+		MaxCostUSD:   lim.MaxCostUSD,
+		MaxTokens:    lim.MaxTokens,
+		MaxToolSteps: tools, // any tool call crosses
+		Grace:        lim.Grace,
+		Linger:       lim.Linger,
+		Finalize:     -1,
+	}
+	return req
+}
+
+// noAnswer says why the resume's verdict v (of session sid, limit d) gives
+// no final answer, "" when it gives one.
+func noAnswer(v events.RunFinished, sid string, d time.Duration) string {
+	switch e := v.Error; {
+	case e != nil && e.Bin == events.BinTimeout && e.Reason == events.ReasonWall:
+		return fmt.Sprintf("no final answer: the final-answer resume of session %s ran out of its %s (--finalize-timeout, within what was left of --timeout)",
+			sid, d.Round(time.Millisecond))
+	case e != nil && e.Reason == events.ReasonToolSteps:
+		return fmt.Sprintf("no final answer: the agent called a tool during the final-answer resume of session %s, and hub stopped it", sid)
+	case e != nil:
+		return fmt.Sprintf("no final answer: the final-answer resume of session %s failed: %s/%s: %s", sid, e.Bin, e.Reason, e.Message)
+	case !v.OK || strings.TrimSpace(v.Text) == "":
+		return fmt.Sprintf("no final answer: the final-answer resume of session %s gave no text", sid)
+	}
+	return ""
 }

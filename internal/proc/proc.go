@@ -1,6 +1,9 @@
 // Package proc starts an agent in its own process group and stops that whole
-// group: SIGTERM, a grace period, SIGKILL. It also keeps a bounded tail of
-// the agent's stderr. It knows nothing about agents or events.
+// group and every descendant: SIGTERM, a grace period, SIGKILL. Supervisor
+// is the one way hub runs a process (an agent, or its version command): it
+// owns the pipes, the descendants, the stop and the reaping, and returns one
+// Exit record with a bounded tail of stderr. Group is the process tree it
+// follows. It knows nothing about agents or events.
 //
 // Linux and other Unix systems only (Setpgid, kill(-pgid)).
 package proc
