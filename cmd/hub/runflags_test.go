@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +162,39 @@ func TestRunHelp(t *testing.T) {
 	}
 	if !strings.Contains(out, "a flag after it is a usage error") {
 		t.Errorf("hub run --help does not say where flags go:\n%s", out)
+	}
+}
+
+// TestKillChannel: the kill channel given to run reaches the run: closing it
+// SIGKILLs an agent that ignores SIGTERM at once, without waiting out
+// --grace, and the run ends cancelled/caller (exit 130).
+func TestKillChannel(t *testing.T) {
+	bin := fakeAgent(t, `trap '' TERM
+echo '{"type":"step_start","sessionID":"ses_k","part":{}}'
+sleep 30`)
+	kill := make(chan struct{})
+	out := &notifyWriter{seen: make(chan struct{}), want: "ses_k"}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(t.Context(), kill, []string{"hub", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--grace", "30s", "x"},
+			strings.NewReader(""), out, io.Discard)
+	}()
+	select {
+	case <-out.seen:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the agent's first event never came; stdout %q", out.String())
+	}
+	start := time.Now()
+	close(kill)
+	select {
+	case code := <-done:
+		if code != 130 || !strings.Contains(out.String(), `"signal":"SIGKILL"`) {
+			t.Errorf("run after kill = exit %d; want 130 and SIGKILL\n%s", code, out.String())
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("run took %s after kill; want it at once, not after --grace 30s", took)
+		}
+	case <-time.After(25 * time.Second):
+		t.Fatal("run did not end after kill was closed")
 	}
 }
