@@ -37,9 +37,11 @@ type exitError struct{ err *events.Error }
 func (e exitError) Error() string { return e.err.Error() }
 
 // run is the whole program: it parses args, runs the command and returns the
-// process exit status. It never calls os.Exit.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr)
+// process exit status. It never calls os.Exit. Closing kill (nil: never)
+// SIGKILLs a running agent's process group and descendants at once, without
+// the grace period (main closes it at a second signal).
+func run(ctx context.Context, kill <-chan struct{}, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(kill, stdin, stdout, stderr)
 	err := app.RunContext(ctx, args)
 	code := exitCode(err)
 	if err != nil && code == exitUsage {
@@ -78,7 +80,7 @@ func isExitError(err error) bool {
 	return errors.As(err, &ee)
 }
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:      "hub",
 		Usage:     "run coding-agent CLIs with one normalized event stream, limits and error bins",
@@ -89,8 +91,11 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		// skip the deferred kill of the agent's process group.
 		ExitErrHandler:  func(*cli.Context, error) {},
 		HideHelpCommand: false,
+		// A repeatable flag takes each value whole: urfave/cli would split
+		// --env 'K={"a":1,"b":2}' at the comma.
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
-			runCommand(),
+			runCommand(kill),
 			replayCommand(),
 			agentsCommand(),
 			schemaCommand(),

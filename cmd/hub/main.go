@@ -11,20 +11,19 @@ import (
 	"time"
 )
 
-// forceKill is closed by a second SIGINT/SIGTERM: the run SIGKILLs the
-// agent's process group and descendants at once (adapters.WithKill).
-var forceKill = make(chan struct{})
-
 func main() {
+	// kill is closed by a second SIGINT/SIGTERM: the run SIGKILLs the
+	// agent's process group and descendants at once (adapters.WithKill).
+	kill := make(chan struct{})
 	ctx, stop := signalContext(func() {
-		close(forceKill)
+		close(kill)
 		// Give the run a moment to reap the agent and write run.finished;
 		// hub may also be stuck writing to an output nobody reads.
 		time.Sleep(2 * time.Second)
 		fmt.Fprintln(os.Stderr, "hub: second signal: agent killed, exiting")
 		os.Exit(130)
 	})
-	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, kill, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 func runMain() int {
 	ctx, stop := signalContext(func() { os.Exit(131) })
 	defer stop()
-	return run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	return run(ctx, nil, os.Args, os.Stdin, os.Stdout, os.Stderr)
 }
 
 // fakeAgent writes a shell script that answers --version with 1.18.33 and
@@ -58,7 +58,7 @@ echo '{"type":"step_finish","sessionID":"ses_x","part":{"reason":"stop","tokens"
 func hub(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(t.Context(), append([]string{"hub"}, args...), strings.NewReader(stdin), &out, &errb)
+	code = run(t.Context(), nil, append([]string{"hub"}, args...), strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -271,7 +271,7 @@ func TestOutputWriteFailure(t *testing.T) {
 	bin := fakeAgent(t, okBody)
 	for _, mode := range []string{"text", "jsonl", "json"} {
 		var errb bytes.Buffer
-		code := run(t.Context(), []string{"hub", "run", "--agent", "opencode", "--bin", bin, "--output", mode, "x"},
+		code := run(t.Context(), nil, []string{"hub", "run", "--agent", "opencode", "--bin", bin, "--output", mode, "x"},
 			strings.NewReader(""), failWriter{}, &errb)
 		if code != 11 || !strings.Contains(errb.String(), "no space left") {
 			t.Errorf("--output %s to a full disk: exit %d, stderr %q; want 11 and the write error", mode, code, errb.String())

@@ -35,8 +35,10 @@ func replayCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-tool-steps", Usage: "likewise for tool calls"},
 			&cli.IntFlag{Name: "max-line", Usage: "longest line read, in bytes (0: 64 MiB)"},
 		},
-		Action:       replayAction,
-		OnUsageError: usageErr,
+		// No `hub replay help` subcommand: "help" is a FILE like any other.
+		HideHelpCommand: true,
+		Action:          replayAction,
+		OnUsageError:    usageErr,
 	}
 }
 

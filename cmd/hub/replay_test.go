@@ -27,7 +27,7 @@ func TestReplayStreams(t *testing.T) {
 	out := &notifyWriter{seen: make(chan struct{}), want: "session.started"}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(context.Background(), []string{"hub", "replay", "--agent", "claude", "-"}, inR, out, io.Discard)
+		done <- run(context.Background(), nil, []string{"hub", "replay", "--agent", "claude", "-"}, inR, out, io.Discard)
 	}()
 	if _, err := inW.Write(append(first, '\n')); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,41 +15,53 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
-	"github.com/hubcli/hub/internal/framer"
-	"github.com/hubcli/hub/internal/proc"
 )
 
-func runCommand() *cli.Command {
+// runCommand is `hub run`. kill is passed to every run (adapters.WithKill).
+func runCommand(kill <-chan struct{}) *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run an agent on a prompt",
 		ArgsUsage: "[--] PROMPT   (or - to read the prompt from stdin, or --prompt-file F)",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Usage: "agent to run: " + strings.Join(adapters.Names(), ", "), EnvVars: []string{"HUB_AGENT"}},
-			&cli.StringFlag{Name: "model", Usage: "model, in the agent's own naming (opencode: provider/model)", EnvVars: []string{"HUB_MODEL"}},
-			&cli.StringFlag{Name: "cwd", Usage: "working directory of the agent", EnvVars: []string{"HUB_CWD"}},
-			&cli.StringFlag{Name: "resume", Usage: "session id to resume (from run.finished.session_id)"},
-			&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit for the whole run (0 = none)", EnvVars: []string{"HUB_TIMEOUT"}},
-			&cli.DurationFlag{Name: "idle-timeout", Usage: "stop when the agent writes nothing on stdout for this long (0 = none)", EnvVars: []string{"HUB_IDLE_TIMEOUT"}},
-			&cli.Float64Flag{Name: "max-cost", Usage: "stop when the observed total cost goes above this many USD (reported, or estimated from the price table; 0 = none)", EnvVars: []string{"HUB_MAX_COST"}},
-			&cli.Int64Flag{Name: "max-tokens", Usage: "stop when total tokens (input, output, cache read and write) go above this (0 = none)", EnvVars: []string{"HUB_MAX_TOKENS"}},
-			&cli.Int64Flag{Name: "max-turns", Usage: "stop at the model turn after this many (0 = none)", EnvVars: []string{"HUB_MAX_TURNS"}},
-			&cli.Int64Flag{Name: "max-tool-steps", Usage: "stop at the tool call after this many (0 = none)", EnvVars: []string{"HUB_MAX_TOOL_STEPS"}},
-			&cli.DurationFlag{Name: "finalize-timeout", Value: budget.DefaultFinalize, Usage: "after --max-tool-steps stops a run, resume its session once, tools off, for a final answer within this time; 0 = no resume", EnvVars: []string{"HUB_FINALIZE_TIMEOUT"}},
-			&cli.IntFlag{Name: "agent-retries", Value: -1, Usage: "retries of a failed model call the agent may make: set in the CLI where it has a setting (claude; codex for a provider its config.toml defines), and hub stops the run at the retry notice after them (pi: its SDK's hidden retries are not seen; opencode: not bounded, it reports no retries) (-1 = the agent's default)", EnvVars: []string{"HUB_AGENT_RETRIES"}},
-			&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group (0 means the default)", EnvVars: []string{"HUB_GRACE"}},
-			&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it (0 means the default)", EnvVars: []string{"HUB_LINGER"}},
-			&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event) or json (only run.finished)", EnvVars: []string{"HUB_OUTPUT"}},
-			&cli.StringFlag{Name: "raw-log", Usage: "write the agent's own stdout, byte for byte, to this file"},
-			&cli.StringFlag{Name: "bin", Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
-			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file"},
-			&cli.StringSliceFlag{Name: "env", Usage: "K=V to add to the agent's environment (repeatable)"},
-			&cli.BoolFlag{Name: "no-fail-fast", Usage: "let the agent keep retrying errors that retrying cannot fix (HTTP 401/403) instead of stopping it at once"},
-			&cli.StringFlag{Name: "prices", Usage: "JSON price table (USD per million tokens) for agents that report no cost, on top of hub's own and ~/.config/" + budget.UserPricesFile, EnvVars: []string{"HUB_PRICES"}},
-			&cli.IntFlag{Name: "max-line", Value: framer.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
-		},
-		Action:       runAction,
-		OnUsageError: usageErr,
+		Description: "Flags go before the prompt; a flag after it is a usage error, unless the prompt follows --.\n" +
+			"Durations (--timeout, --idle-timeout, --grace, --linger, --finalize-timeout) and the --max-cost, --max-tokens,\n" +
+			"--max-turns and --max-tool-steps limits: 0 means none; a flag left unset keeps its default.",
+		Flags: runFlags(),
+		// No `hub run help` subcommand: "help" is a prompt like any other.
+		HideHelpCommand: true,
+		Action:          runAction(kill),
+		OnUsageError:    usageErr,
+	}
+}
+
+// runFlags are hub run's flags. Every duration, and every limit but
+// --max-line, means none at 0; an unset one keeps its default (urfave/cli
+// shows it in the help).
+func runFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "agent", Usage: "agent to run: " + strings.Join(adapters.Names(), ", "), EnvVars: []string{"HUB_AGENT"}},
+		&cli.StringFlag{Name: "model", Usage: "model, in the agent's own naming (opencode: provider/model)", EnvVars: []string{"HUB_MODEL"}},
+		&cli.StringFlag{Name: "cwd", Usage: "working directory of the agent", EnvVars: []string{"HUB_CWD"}},
+		&cli.StringFlag{Name: "resume", Usage: "session id to resume (from run.finished.session_id)"},
+		&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit for the whole run (0 = none)", EnvVars: []string{"HUB_TIMEOUT"}},
+		&cli.DurationFlag{Name: "idle-timeout", Usage: "stop when the agent writes nothing on stdout for this long (0 = none)", EnvVars: []string{"HUB_IDLE_TIMEOUT"}},
+		&cli.Float64Flag{Name: "max-cost", Usage: "stop when the observed total cost goes above this many USD (reported, or estimated from the price table; 0 = none)", EnvVars: []string{"HUB_MAX_COST"}},
+		&cli.Int64Flag{Name: "max-tokens", Usage: "stop when total tokens (input, output, cache read and write) go above this (0 = none)", EnvVars: []string{"HUB_MAX_TOKENS"}},
+		&cli.Int64Flag{Name: "max-turns", Usage: "stop at the model turn after this many (0 = none)", EnvVars: []string{"HUB_MAX_TURNS"}},
+		&cli.Int64Flag{Name: "max-tool-steps", Usage: "stop at the tool call after this many (0 = none)", EnvVars: []string{"HUB_MAX_TOOL_STEPS"}},
+		&cli.DurationFlag{Name: "finalize-timeout", Value: budget.DefaultFinalize, Usage: "after --max-tool-steps stops a run, resume its session once, tools off, for a final answer within this time (0 = none: no resume)", EnvVars: []string{"HUB_FINALIZE_TIMEOUT"}},
+		&cli.IntFlag{Name: "agent-retries", Value: -1, Usage: "retries of a failed model call the agent may make: set in the CLI where it has a setting (claude; codex for a provider its config.toml defines), and hub stops the run at the retry notice after them (pi: its SDK's hidden retries are not seen; opencode: not bounded, it reports no retries) (-1 = the agent's default)", EnvVars: []string{"HUB_AGENT_RETRIES"}},
+		&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group (0 = none: SIGKILL right after SIGTERM)", EnvVars: []string{"HUB_GRACE"}},
+		&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it (0 = none: stop it at its terminal event)", EnvVars: []string{"HUB_LINGER"}},
+		&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event) or json (only run.finished)", EnvVars: []string{"HUB_OUTPUT"}},
+		&cli.StringFlag{Name: "raw-log", Usage: "write the agent's own stdout, byte for byte, to this file"},
+		&cli.StringFlag{Name: "bin", Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
+		&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file"},
+		// KeepSpace: a value is taken whole (the app disables the comma split).
+		&cli.StringSliceFlag{Name: "env", KeepSpace: true, Usage: "K=V to add to the agent's environment (repeatable; each value whole, commas and spaces included)"},
+		&cli.BoolFlag{Name: "no-fail-fast", Usage: "let the agent keep retrying errors that retrying cannot fix (HTTP 401/403) instead of stopping it at once"},
+		&cli.StringFlag{Name: "prices", Usage: "JSON price table (USD per million tokens) for agents that report no cost, on top of hub's own and ~/.config/" + budget.UserPricesFile, EnvVars: []string{"HUB_PRICES"}},
+		&cli.IntFlag{Name: "max-line", Value: adapters.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
 	}
 }
 
@@ -81,95 +92,31 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-func runAction(c *cli.Context) error {
-	agent := c.String("agent")
-	if agent == "" {
-		return usagef("run: --agent is required (one of: %s)", strings.Join(adapters.Names(), ", "))
-	}
-	if _, err := adapters.Lookup(agent); err != nil {
-		return usagef("run: unknown --agent %q (one of: %s)", agent, strings.Join(adapters.Names(), ", "))
-	}
-	output := c.String("output")
-	if output != "text" && output != "jsonl" && output != "json" {
-		return usagef("run: --output must be text, jsonl or json, not %q", output)
-	}
-	prompt, err := readPrompt(c)
-	if err != nil {
-		return err
-	}
-	for _, kv := range c.StringSlice("env") {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return usagef("run: --env %q: want K=V", kv)
-		}
-	}
-	for _, name := range []string{"timeout", "idle-timeout", "grace", "linger", "finalize-timeout"} {
-		if c.Duration(name) < 0 {
-			return usagef("run: --%s must not be negative", name)
-		}
-	}
-	if v := c.Float64("max-cost"); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-		return usagef("run: --max-cost must be a number of USD ≥ 0")
-	}
-	for _, name := range []string{"max-tokens", "max-turns", "max-tool-steps"} {
-		if c.Int64(name) < 0 {
-			return usagef("run: --%s must not be negative", name)
-		}
-	}
-	if c.Int("max-line") < 0 {
-		return usagef("run: --max-line must not be negative")
-	}
-	req := adapters.Request{
-		Agent:  agent,
-		Prompt: prompt,
-		Model:  c.String("model"),
-		Resume: c.String("resume"),
-		Cwd:    c.String("cwd"),
-		Bin:    c.String("bin"),
-		Env:    c.StringSlice("env"),
-		Limits: budget.Limits{
-			Timeout:      c.Duration("timeout"),
-			IdleTimeout:  c.Duration("idle-timeout"),
-			Grace:        c.Duration("grace"),
-			Linger:       c.Duration("linger"),
-			MaxCostUSD:   c.Float64("max-cost"),
-			MaxTokens:    c.Int64("max-tokens"),
-			MaxTurns:     c.Int64("max-turns"),
-			MaxToolSteps: c.Int64("max-tool-steps"),
-			Finalize:     c.Duration("finalize-timeout"),
-		},
-		MaxLine:    c.Int("max-line"),
-		NoFailFast: c.Bool("no-fail-fast"),
-	}
-	if req.Limits.Finalize == 0 {
-		req.Limits.Finalize = -1 // --finalize-timeout 0: no final-answer resume
-	}
-	if n := c.Int("agent-retries"); n >= 0 {
-		req.AgentRetries = &n
-		if ad, _ := adapters.Lookup(agent); ad.Info().RetryLimits != "" {
-			fmt.Fprintf(c.App.ErrWriter, "hub: warning: --agent-retries %d: %s\n", n, ad.Info().RetryLimits)
-		}
-	} else if n != -1 {
-		return usagef("run: --agent-retries must be -1 (the agent's default) or a count ≥ 0")
-	}
-	// Agents that report their own cost do not use the price table: a broken
-	// price file in the config directory must not stop them.
-	if ad, _ := adapters.Lookup(agent); !ad.Info().ReportsCost || c.IsSet("prices") {
-		prices, err := loadPrices(c.String("prices"))
+// runAction is hub run: options from the flags, a checked plan, then the run.
+func runAction(kill <-chan struct{}) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		p, err := newRunOptions(c).plan()
 		if err != nil {
-			return usagef("run: %v", err)
+			return err
 		}
-		req.Prices = prices
-	}
-	if req.Cwd != "" {
-		if fi, err := os.Stat(req.Cwd); err != nil || !fi.IsDir() {
-			return usagef("run: --cwd %s is not a directory", req.Cwd)
+		if err := p.load(c.App.Reader); err != nil {
+			return err
 		}
+		if p.warning != "" {
+			fmt.Fprintf(c.App.ErrWriter, "hub: warning: %s\n", p.warning)
+		}
+		return execute(c.Context, p, kill, c.App.Writer, c.App.ErrWriter)
 	}
-	var opts []adapters.Option
+}
+
+// execute runs p's request, printing its events on stdout and stderr as
+// --output says, and returns the run's exit error.
+func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stderr io.Writer) error {
+	opts := []adapters.Option{adapters.WithKill(kill)}
 	var rawLog *errWriter
-	if path := c.String("raw-log"); path != "" {
+	if p.rawLog != "" {
 		// 0600: it holds the agent's output byte for byte, credentials too.
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		f, err := os.OpenFile(p.rawLog, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return usagef("run: --raw-log: %v", err)
 		}
@@ -177,15 +124,12 @@ func runAction(c *cli.Context) error {
 		rawLog = &errWriter{w: f}
 		opts = append(opts, adapters.WithRawLog(rawLog))
 	}
-
-	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	opts = append(opts, adapters.WithKill(forceKill))
 	// hub runs one agent: as a child subreaper it gets the agent's orphans
 	// (a tool's detached children) and kills them with the run.
-	if err := proc.BecomeSubreaper(); err == nil {
+	if err := adapters.BecomeSubreaper(); err == nil {
 		opts = append(opts, adapters.WithOrphans(true))
 	}
-	ctx, cancel := context.WithCancelCause(c.Context)
+	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	closed := watchClosed(stdout, func() {
 		cancel(events.NewError(events.BinInternal, "", "check the consumer of hub's output",
@@ -194,11 +138,11 @@ func runAction(c *cli.Context) error {
 	// A consumer that stops reading must not hold hub past the run's end:
 	// not on stdout, nor on stderr, where --output text writes tool lines
 	// and the summary (a wrapper that pipes stderr and never reads it).
-	giveUp, stopWatch := giveUpAfter(ctx, req.Limits.Timeout, req.Limits.GraceOrDefault())
+	giveUp, stopWatch := giveUpAfter(ctx, p.req.Limits.Timeout, p.req.Limits.GraceOrDefault())
 	defer stopWatch()
 	stderr = &stallGuard{w: stderr, giveUp: giveUp}
-	sink, done := outputSink(output, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
-	fin := adapters.Run(ctx, req, sink, opts...)
+	sink, done := outputSink(p.output, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
+	fin := adapters.Run(ctx, p.req, sink, opts...)
 	closed()
 	if rawLog != nil && rawLog.err != nil {
 		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)
@@ -257,32 +201,6 @@ func (e *errWriter) Write(p []byte) (int, error) {
 		e.err = err
 	}
 	return n, err
-}
-
-// readPrompt takes the prompt from --prompt-file, or the arguments ("-"
-// alone means stdin). Several arguments are joined with spaces.
-func readPrompt(c *cli.Context) (string, error) {
-	file := c.String("prompt-file")
-	args := c.Args().Slice()
-	switch {
-	case file != "" && len(args) > 0:
-		return "", usagef("run: give the prompt as arguments or --prompt-file, not both")
-	case file != "":
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", usagef("run: --prompt-file: %v", err)
-		}
-		return string(b), nil
-	case len(args) == 1 && args[0] == "-":
-		b, err := io.ReadAll(c.App.Reader)
-		if err != nil {
-			return "", usagef("run: reading the prompt from stdin: %v", err)
-		}
-		return string(b), nil
-	case len(args) == 0:
-		return "", usagef("run: no prompt (pass it as an argument, - for stdin, or --prompt-file)")
-	}
-	return strings.Join(args, " "), nil
 }
 
 // watchClosed calls onClose once when w is a pipe or socket whose reading

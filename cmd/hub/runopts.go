@@ -1,0 +1,374 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/budget"
+)
+
+// runOptions are hub run's flags and arguments as given (cli/cli's options
+// struct). newRunOptions fills it from the command line; plan checks it and
+// turns it into the run's request without touching anything outside it.
+//
+// Every duration, and every limit but MaxLine (0: the default cap), means
+// none at 0; a flag left unset holds its default (Grace, Linger and
+// Finalize have one; the other durations and limits default to none).
+type runOptions struct {
+	Agent      string
+	Model      string
+	Cwd        string
+	Resume     string
+	Bin        string
+	Output     string // text, jsonl or json
+	RawLog     string // --raw-log FILE, "" for none
+	PromptFile string
+	Prices     string // --prices FILE
+	PricesSet  bool   // --prices (or HUB_PRICES) was given, even as ""
+	Env        []string
+
+	Timeout      time.Duration // 0 = no limit
+	IdleTimeout  time.Duration // 0 = none
+	Grace        time.Duration // 0 = none: SIGKILL right after SIGTERM
+	Linger       time.Duration // 0 = none: stop the agent at its terminal event
+	Finalize     time.Duration // 0 = none: no final-answer resume
+	MaxCostUSD   float64
+	MaxTokens    int64
+	MaxTurns     int64
+	MaxToolSteps int64
+	AgentRetries int // -1 = the agent's default
+	MaxLine      int // 0 = adapters.DefaultMaxLine
+	NoFailFast   bool
+
+	// Args are the words after the flags. DashDash says a "--" ended the
+	// flags: then every word is prompt, dashes or not.
+	Args     []string
+	DashDash bool
+}
+
+// newRunOptions reads hub run's flags and arguments from c.
+func newRunOptions(c *cli.Context) runOptions {
+	return runOptions{
+		Agent:        c.String("agent"),
+		Model:        c.String("model"),
+		Cwd:          c.String("cwd"),
+		Resume:       c.String("resume"),
+		Bin:          c.String("bin"),
+		Output:       c.String("output"),
+		RawLog:       c.String("raw-log"),
+		PromptFile:   c.String("prompt-file"),
+		Prices:       c.String("prices"),
+		PricesSet:    c.IsSet("prices"),
+		Env:          c.StringSlice("env"),
+		Timeout:      c.Duration("timeout"),
+		IdleTimeout:  c.Duration("idle-timeout"),
+		Grace:        c.Duration("grace"),
+		Linger:       c.Duration("linger"),
+		Finalize:     c.Duration("finalize-timeout"),
+		MaxCostUSD:   c.Float64("max-cost"),
+		MaxTokens:    c.Int64("max-tokens"),
+		MaxTurns:     c.Int64("max-turns"),
+		MaxToolSteps: c.Int64("max-tool-steps"),
+		AgentRetries: c.Int("agent-retries"),
+		MaxLine:      c.Int("max-line"),
+		NoFailFast:   c.Bool("no-fail-fast"),
+		Args:         c.Args().Slice(),
+		DashDash:     endedByDashDash(commandTail(c)),
+	}
+}
+
+// commandTail returns the words after the command's name as given: Go's
+// flag package swallows the "--" that ends the flags, so c.Args() cannot
+// tell `-- hi --timeout 1s` (a prompt) from `hi --timeout 1s` (a misplaced
+// flag). The parent context (the app's) still holds them.
+func commandTail(c *cli.Context) []string {
+	if l := c.Lineage(); len(l) > 1 && l[1] != nil {
+		return l[1].Args().Tail()
+	}
+	return nil
+}
+
+// promptSource is where a run's prompt comes from.
+type promptSource int
+
+const (
+	promptArgs  promptSource = iota // the arguments, joined with spaces (in the request)
+	promptStdin                     // "-": hub's stdin
+	promptFile                      // --prompt-file
+)
+
+// runPlan is a checked hub run: its request, and what is left to do before
+// it starts (load) and while it runs (execute).
+type runPlan struct {
+	req        adapters.Request
+	prompt     promptSource
+	promptFile string
+	loadPrices bool   // the agent needs hub's price table (pricesFile on top)
+	pricesFile string // --prices
+	output     string
+	rawLog     string
+	warning    string // printed on stderr before the run starts
+}
+
+// plan checks o and builds the run's request. It reads no file and starts
+// nothing: a usage error here comes before anything runs. The adapter is
+// looked up here, once.
+func (o runOptions) plan() (runPlan, error) {
+	if err := misplacedFlag(o.Args, o.DashDash); err != nil {
+		return runPlan{}, err
+	}
+	names := strings.Join(adapters.Names(), ", ")
+	if o.Agent == "" {
+		return runPlan{}, usagef("run: --agent is required (one of: %s)", names)
+	}
+	ad, err := adapters.Lookup(o.Agent)
+	if err != nil {
+		return runPlan{}, usagef("run: unknown --agent %q (one of: %s)", o.Agent, names)
+	}
+	if o.Output != "text" && o.Output != "jsonl" && o.Output != "json" {
+		return runPlan{}, usagef("run: --output must be text, jsonl or json, not %q", o.Output)
+	}
+	p := runPlan{output: o.Output, rawLog: o.RawLog, pricesFile: o.Prices}
+	if p.prompt, err = o.promptSource(); err != nil {
+		return runPlan{}, err
+	}
+	if err := o.check(); err != nil {
+		return runPlan{}, err
+	}
+	p.req = adapters.Request{
+		Agent:      o.Agent,
+		Model:      o.Model,
+		Resume:     o.Resume,
+		Cwd:        o.Cwd,
+		Bin:        o.Bin,
+		Env:        o.Env,
+		Limits:     o.limits(),
+		MaxLine:    o.MaxLine,
+		NoFailFast: o.NoFailFast,
+	}
+	switch p.prompt {
+	case promptArgs:
+		p.req.Prompt = strings.Join(o.Args, " ")
+	case promptFile:
+		p.promptFile = o.PromptFile
+	}
+	if o.AgentRetries >= 0 {
+		n := o.AgentRetries
+		p.req.AgentRetries = &n
+		if lim := ad.Info().RetryLimits; lim != "" {
+			p.warning = fmt.Sprintf("--agent-retries %d: %s", n, lim)
+		}
+	}
+	// Agents that report their own cost do not use the price table: a broken
+	// price file in the config directory must not stop them.
+	p.loadPrices = !ad.Info().ReportsCost || o.PricesSet
+	return p, nil
+}
+
+// promptSource says where the prompt comes from: --prompt-file, stdin ("-"
+// alone) or the arguments.
+func (o runOptions) promptSource() (promptSource, error) {
+	switch {
+	case o.PromptFile != "" && len(o.Args) > 0:
+		return 0, usagef("run: give the prompt as arguments or --prompt-file, not both")
+	case o.PromptFile != "":
+		return promptFile, nil
+	case len(o.Args) == 1 && o.Args[0] == "-":
+		return promptStdin, nil
+	case len(o.Args) == 0:
+		return 0, usagef("run: no prompt (pass it as an argument, - for stdin, or --prompt-file)")
+	}
+	return promptArgs, nil
+}
+
+// check refuses values no flag takes: a malformed --env, negative
+// durations and limits, a cost that is not a number.
+func (o runOptions) check() error {
+	for _, kv := range o.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return usagef("run: --env %q: want K=V", kv)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"timeout", o.Timeout}, {"idle-timeout", o.IdleTimeout}, {"grace", o.Grace}, {"linger", o.Linger}, {"finalize-timeout", o.Finalize}} {
+		if d.v < 0 {
+			return usagef("run: --%s must not be negative (0 means none)", d.name)
+		}
+	}
+	if v := o.MaxCostUSD; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return usagef("run: --max-cost must be a number of USD ≥ 0")
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"max-tokens", o.MaxTokens}, {"max-turns", o.MaxTurns}, {"max-tool-steps", o.MaxToolSteps}} {
+		if n.v < 0 {
+			return usagef("run: --%s must not be negative", n.name)
+		}
+	}
+	if o.MaxLine < 0 {
+		return usagef("run: --max-line must not be negative")
+	}
+	if o.AgentRetries < -1 {
+		return usagef("run: --agent-retries must be -1 (the agent's default) or a count ≥ 0")
+	}
+	return nil
+}
+
+// limits maps the flags, where 0 means none for every duration, onto
+// budget.Limits, where 0 is the default for Grace, Linger and Finalize and
+// a negative value none. An unset flag holds its default value, so it
+// never reaches Limits as 0.
+func (o runOptions) limits() budget.Limits {
+	none := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	return budget.Limits{
+		Timeout:      o.Timeout,
+		IdleTimeout:  o.IdleTimeout,
+		Grace:        none(o.Grace),
+		Linger:       none(o.Linger),
+		Finalize:     none(o.Finalize),
+		MaxCostUSD:   o.MaxCostUSD,
+		MaxTokens:    o.MaxTokens,
+		MaxTurns:     o.MaxTurns,
+		MaxToolSteps: o.MaxToolSteps,
+	}
+}
+
+// misplacedFlag refuses a flag, or a word shaped like one, among the
+// prompt's words. Go's flag package stops at the prompt's first word and
+// hands the rest over as prompt: `hub run --agent claude hi --timeout 1s`
+// would send "hi --timeout 1s" to the model and run without a timeout.
+// After "--" (dashDash) every word is prompt. Refused: hub run's flags in
+// any form (-timeout, --timeout=1s), other option-shaped words (-v,
+// --verbose: a mistyped flag, or a flag of the agent's) and a second "--".
+// A lone "-" and dash-words that are not option-shaped ("-5", "->") are
+// prompt text.
+func misplacedFlag(args []string, dashDash bool) error {
+	if dashDash {
+		return nil
+	}
+	for _, w := range args {
+		if w == "--" {
+			return usagef("run: -- after the prompt's first word: put -- before the whole prompt (hub run [flags] -- PROMPT)")
+		}
+		name, ok := optionName(w)
+		if !ok {
+			continue
+		}
+		if _, known := runFlagTakesValue(name); known {
+			return usagef("run: flag %s after the prompt: move it before the prompt, or put the prompt after -- to send %q to the agent as text", dashed(name), w)
+		}
+		return usagef("run: %q after the prompt is not a hub run flag: put the prompt after -- to send it to the agent as text (hub run [flags] -- PROMPT)", w)
+	}
+	return nil
+}
+
+// optionName returns the name of an option-shaped word: "-" or "--", then a
+// letter, then anything up to an "=" ("--timeout=1s" is "timeout").
+func optionName(w string) (string, bool) {
+	rest, ok := strings.CutPrefix(w, "-")
+	if !ok {
+		return "", false
+	}
+	rest = strings.TrimPrefix(rest, "-")
+	name, _, _ := strings.Cut(rest, "=")
+	r := []rune(name)
+	if len(r) == 0 || !unicode.IsLetter(r[0]) {
+		return "", false
+	}
+	return name, true
+}
+
+// dashed spells a flag's name as the help does: -h, --timeout.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// endedByDashDash reports whether hub run's flags at the start of tail (the
+// words after "run") ended with "--", reading them as Go's
+// flag package does: a word that is not a flag ("-" included) ends them
+// and stays; "--" ends them and is swallowed; a flag that takes a value
+// and has no "=" takes the next word, even "--".
+func endedByDashDash(tail []string) bool {
+	for i := 0; i < len(tail); i++ {
+		w := tail[i]
+		if w == "--" {
+			return true
+		}
+		if len(w) < 2 || w[0] != '-' {
+			return false
+		}
+		name := strings.TrimPrefix(w[1:], "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if takes, _ := runFlagTakesValue(name); takes {
+			i++
+		}
+	}
+	return false
+}
+
+// runFlagTakesValue reports whether name is one of hub run's flags (help
+// included), and whether it takes a value (every one but the booleans).
+func runFlagTakesValue(name string) (takesValue, known bool) {
+	for _, f := range append(runFlags(), cli.HelpFlag) {
+		for _, n := range f.Names() {
+			if n == name {
+				v, ok := f.(interface{ TakesValue() bool })
+				return ok && v.TakesValue(), true
+			}
+		}
+	}
+	return false, false
+}
+
+// load does what plan left: it reads the prompt (--prompt-file, or stdin),
+// loads the price table, and checks --cwd. Errors are usage errors.
+func (p *runPlan) load(stdin io.Reader) error {
+	switch p.prompt {
+	case promptFile:
+		b, err := os.ReadFile(p.promptFile)
+		if err != nil {
+			return usagef("run: --prompt-file: %v", err)
+		}
+		p.req.Prompt = string(b)
+	case promptStdin:
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return usagef("run: reading the prompt from stdin: %v", err)
+		}
+		p.req.Prompt = string(b)
+	}
+	if p.loadPrices {
+		prices, err := loadPrices(p.pricesFile)
+		if err != nil {
+			return usagef("run: %v", err)
+		}
+		p.req.Prices = prices
+	}
+	if cwd := p.req.Cwd; cwd != "" {
+		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+			return usagef("run: --cwd %s is not a directory", cwd)
+		}
+	}
+	return nil
+}
