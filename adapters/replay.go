@@ -31,6 +31,7 @@ func Replay(ctx context.Context, req Request, transcript io.Reader, end normaliz
 		return r.fail(nil, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			"use one of the agents `hub agents` lists", "%v", err))
 	}
+	r.meter = newMeter(req, ad)
 	r.emit(events.RunStarted{Argv: []string{}, Cwd: r.cwd(), Limits: req.Limits.Event()})
 	dec := ad.NewDecoder(req)
 	maxLine := req.MaxLine

@@ -243,6 +243,7 @@ func (r *run) do(ctx context.Context) events.RunFinished {
 		return r.fail([]string{r.req.Agent}, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			fmt.Sprintf("use one of: %s", strings.Join(Names(), ", ")), "%v", err))
 	}
+	r.meter = newMeter(r.req, ad)
 	bin := r.req.Bin
 	if bin == "" {
 		bin = ad.Info().Binary
@@ -647,6 +648,7 @@ func (r *run) line(dec normalize.Decoder, l framer.Line, maxLine int) *events.Er
 // budget limit one of them crossed, if any: that event is the last one
 // forwarded.
 func (r *run) forward() *events.Error {
+	r.bodies = r.meter.Price(r.bodies) // the costs the agent does not report
 	lim := r.req.Limits
 	for _, body := range r.bodies {
 		r.emit(body)

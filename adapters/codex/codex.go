@@ -117,14 +117,16 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt)}, nil
 }
 
-// NewDecoder implements adapters.Adapter. The model priced is req.Model, or
-// else the one Codex's config names (see ConfigModel).
+// NewDecoder implements adapters.Adapter. The decoder's model, which names
+// the usage events and by which hub prices their tokens (Codex reports no
+// cost), is req.Model, or else the one Codex's config names (see
+// ConfigModel).
 func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
 	model := req.Model
 	if model == "" {
 		model = ConfigModel(req.Env)
 	}
-	return cxnorm.New(cxnorm.Options{Model: model, Prices: req.Prices, Resume: req.Resume, FailFast: !req.NoFailFast})
+	return cxnorm.New(cxnorm.Options{Model: model, Resume: req.Resume, FailFast: !req.NoFailFast})
 }
 
 // ConfigModel returns the model Codex will use when hub passes none: the
