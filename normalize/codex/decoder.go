@@ -171,7 +171,7 @@ func (d *Decoder) topError(dst []events.Body, msg string) []events.Body {
 	})
 	dst = append(dst, events.Notice{Kind: events.NoticeRetry, Data: data,
 		Message: fmt.Sprintf("codex is retrying the model call (attempt %d of %d): %s", attempt, max, normalize.Shorten(cause, 500))})
-	if d.opts.FailFast && d.abort == nil && (status == 401 || status == 403) {
+	if d.opts.FailFast && d.abort == nil && normalize.IsAuthStatus(status) {
 		d.abort = events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth,
 			"the API rejected the credentials (HTTP %d: %s); hub stopped Codex instead of letting it retry",
 			status, normalize.Shorten(cause, 500)).WithHTTPStatus(status)
