@@ -3,6 +3,7 @@ package adapters
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
@@ -35,10 +36,16 @@ type Adapter interface {
 
 // Info is what hub knows about an agent CLI without running it.
 type Info struct {
+	Name        string // the agent's name in hub ("opencode", "claude", …): what Adapter.Name returns
 	Binary      string // default executable name looked up in PATH
 	Package     string // npm package that provides it
 	MinVersion  string // oldest version hub supports
 	InstallHint string // the command that installs it
+	// VersionArgs are the arguments that make the binary print its
+	// version; nil means "--version".
+	VersionArgs []string
+	// ProbeTimeout bounds the version command; 0 means DefaultProbeTimeout.
+	ProbeTimeout time.Duration
 	// ReportsCost says the agent reports its own cost, so hub's price
 	// table (Request.Prices) is not used for it.
 	ReportsCost bool

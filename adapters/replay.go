@@ -28,6 +28,7 @@ func Replay(ctx context.Context, req Request, transcript io.Reader, end normaliz
 		return r.finish(r.notStarted(nil, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			"use one of the agents `hub agents` lists", "%v", err), nil))
 	}
+	r.s.meter = newMeter(req, ad)
 	dec := ad.NewDecoder(req)
 	r.s.attempt(dec, req.MaxLine, append(os.Environ(), req.Env...), r.s.guardsFor(req, req.Limits, dec, &r.warned, r.opt.guards))
 	r.started([]string{}, nil, "")

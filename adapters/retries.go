@@ -4,14 +4,17 @@ import (
 	"encoding/json"
 
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
 )
 
 // retriesExceeded returns the error that stops a run at a retry notice
 // numbered above Request.AgentRetries (n is how many the run has seen), or
 // nil while the agent is within it. The bin is unavailable, with the reason
-// of the failure being retried, from the notice's http_status: 401/403 auth,
-// 429 rate_limit, 503/529 overloaded, other 5xx server, none network. It is
-// retryable as those reasons are (SPEC §4), with the HTTP status.
+// of the failure being retried, from the notice's http_status as
+// normalize.StatusReason maps it (401/403 auth, 402 quota, 429 rate_limit,
+// 503/529 overloaded, other 5xx server); network when there is no status or
+// its reason is not of bin unavailable (a retried 400). It is retryable as
+// those reasons are (SPEC §4), with the HTTP status.
 func retriesExceeded(max *int, n int, retry events.Notice) *events.Error {
 	if max == nil || n <= *max {
 		return nil
@@ -23,15 +26,8 @@ func retriesExceeded(max *int, n int, retry events.Notice) *events.Error {
 	reason, status := events.ReasonNetwork, 0
 	if data.HTTPStatus != nil {
 		status = *data.HTTPStatus
-		switch {
-		case status == 401 || status == 403:
-			reason = events.ReasonAuth
-		case status == 429:
-			reason = events.ReasonRateLimit
-		case status == 503 || status == 529:
-			reason = events.ReasonOverloaded
-		case status >= 500:
-			reason = events.ReasonServer
+		if bin, r := normalize.StatusReason(status); bin == events.BinUnavailable {
+			reason = r
 		}
 	}
 	e := events.NewError(events.BinUnavailable, reason,

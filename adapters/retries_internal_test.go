@@ -31,6 +31,8 @@ func TestRetriesExceeded(t *testing.T) {
 		{`{"http_status":503}`, events.ReasonOverloaded, 503},
 		{`{"http_status":500}`, events.ReasonServer, 500},
 		{`{"http_status":401}`, events.ReasonAuth, 401},
+		{`{"http_status":402}`, events.ReasonQuota, 402},
+		{`{"http_status":400}`, events.ReasonNetwork, 400}, // not a reason of bin unavailable
 		{`{"http_status":null}`, events.ReasonNetwork, 0},
 		{``, events.ReasonNetwork, 0},
 	}

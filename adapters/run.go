@@ -99,6 +99,7 @@ func (r *runner) run(ctx context.Context) record {
 		return r.notStarted([]string{r.req.Agent}, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			fmt.Sprintf("use one of: %s", strings.Join(Names(), ", ")), "%v", err), nil)
 	}
+	r.s.meter = newMeter(r.req, ad)
 	inst, err := r.detect(ctx, ad)
 	if err != nil {
 		bin := r.req.Bin

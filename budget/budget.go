@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/hubcli/hub/events"
@@ -99,8 +100,10 @@ func (l Limits) Event() events.Limits {
 	}
 }
 
-// Meter keeps a run's observed totals from its normalized events. The zero
-// Meter is ready to use. It is not safe for concurrent use.
+// Meter keeps a run's observed totals from its normalized events and, for
+// an agent that reports tokens but no cost (NewMeter), estimates the cost
+// from a price table (Price). The zero Meter is ready to use and estimates
+// nothing. It is not safe for concurrent use.
 type Meter struct {
 	total      events.Tokens
 	turns      int64
@@ -111,6 +114,104 @@ type Meter struct {
 	// Continue), to which the current decoder's running totals are added.
 	base    events.Tokens
 	hasBase bool
+
+	// Cost estimation (NewMeter): agent names the agent in the notice of
+	// a model the table lacks; cost is the current agent process's
+	// running estimate, unpriced is set once one of its steps could not
+	// be priced (its running cost is then unknown), warned once that
+	// notice was sent. Continue resets the last three.
+	agent    string
+	prices   *PriceTable
+	cost     float64
+	unpriced bool
+	warned   bool
+}
+
+// NewMeter returns a Meter for an agent (named agent) that reports tokens
+// but no cost: Price estimates its usage events' costs from prices; nil
+// prices means DefaultPrices().
+func NewMeter(agent string, prices *PriceTable) Meter {
+	if prices == nil {
+		prices = DefaultPrices()
+	}
+	return Meter{agent: agent, prices: prices}
+}
+
+// Price estimates the cost of the usage events among bodies, the events
+// decoded from one line of the agent's output, for a Meter made by
+// NewMeter; it leaves events of other types, usage with a reported cost, and
+// everything when m estimates nothing (the zero Meter), as they are. Call it
+// before Observe, on every decoded event, once.
+//
+// A usage event is priced by its own Model (the model the decoder reports:
+// the one the run asked for, or the one the agent says it used) with
+// PriceTable.Lookup: its step gets that price's cost and cost_source
+// "estimated", and its total the running sum of the step costs of the
+// current agent process (since NewMeter or Continue; Observe then adds
+// the earlier processes' totals). A step whose model has no price gets a
+// null cost and cost_source "unknown", and from then on the running total's
+// cost is unknown too; the first such step of an agent process is preceded
+// by a cost_unknown notice naming the model.
+//
+// Price rewrites bodies in place and returns it, or returns a new slice
+// (like append) when it inserts a notice.
+func (m *Meter) Price(bodies []events.Body) []events.Body {
+	if m.prices == nil {
+		return bodies
+	}
+	var out []events.Body // nil until a notice is inserted
+	for i, b := range bodies {
+		if u, ok := b.(events.Usage); ok && u.CostSource != events.CostReported {
+			var note *events.Notice
+			b, note = m.price(u)
+			if note != nil {
+				out = append(make([]events.Body, 0, len(bodies)+1), bodies[:i]...)
+				out = append(out, *note)
+			}
+		}
+		if out != nil {
+			out = append(out, b)
+		} else {
+			bodies[i] = b
+		}
+	}
+	if out != nil {
+		return out
+	}
+	return bodies
+}
+
+// price prices one usage event (see Price); note is the cost_unknown notice
+// to send before it, nil if none.
+func (m *Meter) price(u events.Usage) (_ events.Usage, note *events.Notice) {
+	model := ""
+	if u.Model != nil {
+		model = *u.Model
+	}
+	u.Step.CostUSD, u.Total.CostUSD = nil, nil
+	if p, ok := m.prices.Lookup(model); ok {
+		c := p.Cost(u.Step)
+		u.Step.CostUSD = &c
+		u.CostSource = events.CostEstimated
+		m.cost += c
+	} else {
+		u.CostSource = events.CostUnknown
+		m.unpriced = true
+		if !m.warned {
+			m.warned = true
+			if model == "" {
+				model = "(not known to hub)"
+			}
+			note = &events.Notice{Kind: events.NoticeCostUnknown, Message: fmt.Sprintf(
+				"%s reports tokens but no cost, and hub's price table has no price for model %s: cost is unknown; add the model to a price file (hub run --prices FILE)",
+				m.agent, model)}
+		}
+	}
+	if !m.unpriced {
+		c := m.cost
+		u.Total.CostUSD = &c
+	}
+	return u, note
 }
 
 // Observe updates the totals from one event body: a usage event sets the
@@ -141,11 +242,14 @@ func (m *Meter) Observe(b events.Body) events.Body {
 // Continue starts the usage count of a further agent process of the same run
 // (hub's final-answer resume after --max-tool-steps), whose decoder counts
 // its running total from zero: the running totals it reports are added to
-// the totals so far. Turns and tool calls go on counting.
+// the totals so far. Turns and tool calls go on counting. Price's estimate
+// starts again from zero for the new process, as its decoder's count does,
+// and warns again of a model it cannot price.
 func (m *Meter) Continue() {
 	if m.sawUsage {
 		m.base, m.hasBase = m.total, true
 	}
+	m.cost, m.unpriced, m.warned = 0, false, false
 }
 
 // Totals returns the total usage (cost nil when unknown), the cost source,

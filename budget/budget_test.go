@@ -121,3 +121,118 @@ func TestMeterExceeded(t *testing.T) {
 		t.Errorf("second tool call: %v, want tool_steps naming call 2", e)
 	}
 }
+
+// TestMeterPrice: a meter made by NewMeter prices the usage events of an
+// agent that reports tokens only, by each event's model, one rule per row.
+func TestMeterPrice(t *testing.T) {
+	t.Parallel()
+	str := func(s string) *string { return &s }
+	tab, err := budget.NewPriceTable([]budget.Price{{Model: "m", Input: 1, CachedInput: 0.5, Output: 2, Source: "test", AsOf: "2026-11-30"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := events.Tokens{Input: 1e6, CacheRead: 2e6, Output: 1e6} // $1 + $1 + $2 at m's price
+	usage := func(model *string) events.Usage {
+		return events.Usage{Step: step, Total: step, CostSource: events.CostUnknown, Model: model}
+	}
+	type want struct {
+		step, total *float64 // nil: null cost
+		source      events.CostSource
+		notice      bool // a cost_unknown notice just before the usage
+	}
+	c := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name  string
+		meter func() budget.Meter
+		in    []events.Body
+		want  []want // per usage event, in order
+		note  string // the notice's model, when there is one
+	}{
+		{"priced: step and running total estimated", func() budget.Meter { return budget.NewMeter("agent", tab) },
+			[]events.Body{usage(str("m")), usage(str("m"))},
+			[]want{{c(4), c(4), events.CostEstimated, false}, {c(4), c(8), events.CostEstimated, false}}, ""},
+		{"lookup as PriceTable.Lookup: case and provider prefix", func() budget.Meter { return budget.NewMeter("agent", tab) },
+			[]events.Body{usage(str("prov/M"))},
+			[]want{{c(4), c(4), events.CostEstimated, false}}, ""},
+		{"model not in the table: unknown, one notice", func() budget.Meter { return budget.NewMeter("agent", tab) },
+			[]events.Body{usage(str("other")), usage(str("other"))},
+			[]want{{nil, nil, events.CostUnknown, true}, {nil, nil, events.CostUnknown, false}}, "other"},
+		{"no model: unknown, the notice says so", func() budget.Meter { return budget.NewMeter("agent", tab) },
+			[]events.Body{usage(nil)},
+			[]want{{nil, nil, events.CostUnknown, true}}, "(not known to hub)"},
+		{"priced after unpriced: step estimated, total stays unknown", func() budget.Meter { return budget.NewMeter("agent", tab) },
+			[]events.Body{usage(str("other")), usage(str("m"))},
+			[]want{{nil, nil, events.CostUnknown, true}, {c(4), nil, events.CostEstimated, false}}, "other"},
+		{"nil table: DefaultPrices", func() budget.Meter { return budget.NewMeter("agent", nil) },
+			[]events.Body{usage(str("gpt-5.5"))},
+			[]want{{c(5 + 1 + 30), c(5 + 1 + 30), events.CostEstimated, false}}, ""},
+		{"reported cost: left as it is", func() budget.Meter { return budget.NewMeter("agent", tab) },
+			[]events.Body{events.Usage{Step: events.Tokens{Input: 1, CostUSD: c(7)}, Total: events.Tokens{Input: 1, CostUSD: c(7)}, CostSource: events.CostReported, Model: str("m")}},
+			[]want{{c(7), c(7), events.CostReported, false}}, ""},
+		{"zero Meter: prices nothing", func() budget.Meter { return budget.Meter{} },
+			[]events.Body{usage(str("m"))},
+			[]want{{nil, nil, events.CostUnknown, false}}, ""},
+	}
+	eq := func(a, b *float64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+	for _, tt := range tests {
+		m := tt.meter()
+		got := m.Price(append([]events.Body{events.Message{Text: "x"}}, tt.in...))
+		if _, ok := got[0].(events.Message); !ok {
+			t.Errorf("%s: first body = %+v, want the message, untouched", tt.name, got[0])
+		}
+		i := 0
+		for j, b := range got {
+			u, ok := b.(events.Usage)
+			if !ok {
+				continue
+			}
+			if i >= len(tt.want) {
+				t.Errorf("%s: more usage events than given", tt.name)
+				break
+			}
+			w := tt.want[i]
+			i++
+			if !eq(u.Step.CostUSD, w.step) || !eq(u.Total.CostUSD, w.total) || u.CostSource != w.source {
+				t.Errorf("%s: usage %d = step %v total %v %s, want %v %v %s", tt.name, i, u.Step.CostUSD, u.Total.CostUSD, u.CostSource, w.step, w.total, w.source)
+			}
+			n, isNote := got[j-1].(events.Notice)
+			switch {
+			case w.notice && (!isNote || n.Kind != events.NoticeCostUnknown ||
+				n.Message != "agent reports tokens but no cost, and hub's price table has no price for model "+tt.note+": cost is unknown; add the model to a price file (hub run --prices FILE)"):
+				t.Errorf("%s: before usage %d: %+v, want the cost_unknown notice for model %s", tt.name, i, got[j-1], tt.note)
+			case !w.notice && isNote:
+				t.Errorf("%s: before usage %d: notice %+v, want none", tt.name, i, n)
+			}
+		}
+		if i != len(tt.want) {
+			t.Errorf("%s: %d usage events, want %d", tt.name, i, len(tt.want))
+		}
+	}
+}
+
+// TestMeterPriceContinue: the estimate of a further agent process starts
+// from zero, as its decoder's running total does, and Observe adds the
+// earlier processes' totals; a model without a price is reported again.
+func TestMeterPriceContinue(t *testing.T) {
+	t.Parallel()
+	m := budget.NewMeter("codex", nil)
+	model, other := "gpt-5.5", "mock-model"
+	step := events.Tokens{Input: 1e6}                     // $5 at gpt-5.5's price
+	use := func(model string, total int64) events.Usage { // total: the decoder's running total
+		return events.Usage{Step: step, Total: events.Tokens{Input: total}, CostSource: events.CostUnknown, Model: &model}
+	}
+	for _, b := range m.Price([]events.Body{use(model, 1e6), use(model, 2e6)}) {
+		m.Observe(b)
+	}
+	m.Continue()
+	got := m.Price([]events.Body{use(model, 1e6)})
+	ev := m.Observe(got[0]).(events.Usage)
+	if ev.Step.CostUSD == nil || *ev.Step.CostUSD != 5 || ev.Total.CostUSD == nil || *ev.Total.CostUSD != 15 || ev.Total.Input != 2e6+1e6 {
+		t.Errorf("usage after Continue = %+v, want step $5, total $15 (10 before, 5 now), 3M input", ev)
+	}
+	m.Price([]events.Body{use(other, 2e6)})
+	m.Continue()
+	if got := m.Price([]events.Body{use(other, 1e6)}); len(got) != 2 {
+		t.Errorf("after Continue, Price(unpriced usage) = %+v, want the cost_unknown notice again", got)
+	}
+}

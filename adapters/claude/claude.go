@@ -4,7 +4,6 @@
 package claude
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/hubcli/hub/adapters"
@@ -23,31 +22,24 @@ const MinVersion = "2.1.0"
 // MaxPromptBytes is the largest prompt hub sends to Claude Code: 16 MiB.
 const MaxPromptBytes = 16 << 20
 
-// Adapter runs Claude Code. The zero value is ready to use.
-type Adapter struct{}
+// Adapter runs Claude Code. Name, Info and Detect come from adapters.Base. Use
+// the registered value (adapters.Lookup); the zero Adapter builds commands
+// and decoders but has no Info.
+type Adapter struct{ adapters.Base }
 
 var _ adapters.Adapter = (*Adapter)(nil)
 
-func init() { adapters.Register(&Adapter{}) }
+func init() { adapters.Register(&Adapter{adapters.NewBase(info)}) }
 
+// info describes Claude Code. Detect runs `claude --version`, which prints
+// "2.1.328 (Claude Code)".
 var info = adapters.Info{
+	Name:        Name,
 	Binary:      "claude",
 	Package:     "@anthropic-ai/claude-code",
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g @anthropic-ai/claude-code",
 	ReportsCost: true,
-}
-
-// Name implements adapters.Adapter.
-func (*Adapter) Name() string { return Name }
-
-// Info implements adapters.Adapter.
-func (*Adapter) Info() adapters.Info { return info }
-
-// Detect implements adapters.Adapter: `claude --version` prints
-// "2.1.328 (Claude Code)".
-func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error) {
-	return adapters.VersionProbe{Info: info}.Detect(ctx, bin)
 }
 
 // Command implements adapters.Adapter. The argv is

@@ -8,7 +8,6 @@
 package codex
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -46,30 +45,23 @@ var sessionID = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 // written to it.
 var retryOverrides = []string{"-c", "features.unbounded_connection_retries=false"}
 
-// Adapter runs Codex. The zero value is ready to use.
-type Adapter struct{}
+// Adapter runs Codex. Name, Info and Detect come from adapters.Base. Use
+// the registered value (adapters.Lookup); the zero Adapter builds commands
+// and decoders but has no Info.
+type Adapter struct{ adapters.Base }
 
 var _ adapters.Adapter = (*Adapter)(nil)
 
-func init() { adapters.Register(&Adapter{}) }
+func init() { adapters.Register(&Adapter{adapters.NewBase(info)}) }
 
+// info describes Codex. Detect runs `codex --version`, which prints
+// "codex-cli 0.169.0".
 var info = adapters.Info{
+	Name:        Name,
 	Binary:      "codex",
 	Package:     "@openai/codex",
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g @openai/codex",
-}
-
-// Name implements adapters.Adapter.
-func (*Adapter) Name() string { return Name }
-
-// Info implements adapters.Adapter.
-func (*Adapter) Info() adapters.Info { return info }
-
-// Detect implements adapters.Adapter: `codex --version` prints
-// "codex-cli 0.169.0".
-func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error) {
-	return adapters.VersionProbe{Info: info}.Detect(ctx, bin)
 }
 
 // Command implements adapters.Adapter. The argv is
@@ -125,14 +117,16 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt)}, nil
 }
 
-// NewDecoder implements adapters.Adapter. The model priced is req.Model, or
-// else the one Codex's config names (see ConfigModel).
+// NewDecoder implements adapters.Adapter. The decoder's model, which names
+// the usage events and by which hub prices their tokens (Codex reports no
+// cost), is req.Model, or else the one Codex's config names (see
+// ConfigModel).
 func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
 	model := req.Model
 	if model == "" {
 		model = ConfigModel(req.Env)
 	}
-	return cxnorm.New(cxnorm.Options{Model: model, Prices: req.Prices, Resume: req.Resume, FailFast: !req.NoFailFast})
+	return cxnorm.New(cxnorm.Options{Model: model, Resume: req.Resume, FailFast: !req.NoFailFast})
 }
 
 // ConfigModel returns the model Codex will use when hub passes none: the

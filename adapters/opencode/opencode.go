@@ -5,7 +5,6 @@ package opencode
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 
@@ -24,31 +23,25 @@ const MinVersion = "1.18.0"
 // MaxPromptBytes is the largest prompt hub sends to OpenCode: 16 MiB.
 const MaxPromptBytes = 16 << 20
 
-// Adapter runs OpenCode. The zero value is ready to use.
-type Adapter struct{}
+// Adapter runs OpenCode. Name, Info and Detect come from adapters.Base. Use
+// the registered value (adapters.Lookup); the zero Adapter builds commands
+// and decoders but has no Info.
+type Adapter struct{ adapters.Base }
 
 var _ adapters.Adapter = (*Adapter)(nil)
 
-func init() { adapters.Register(&Adapter{}) }
+func init() { adapters.Register(&Adapter{adapters.NewBase(info)}) }
 
+// info describes OpenCode. Detect runs `opencode --version`, which prints
+// "1.18.33".
 var info = adapters.Info{
+	Name:        Name,
 	Binary:      "opencode",
 	Package:     "opencode-ai",
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g opencode-ai",
 	ReportsCost: true,
 	RetryLimits: "opencode has no retry setting and prints nothing while it retries, so --agent-retries cannot bound it; --idle-timeout bounds its silence",
-}
-
-// Name implements adapters.Adapter.
-func (*Adapter) Name() string { return Name }
-
-// Info implements adapters.Adapter.
-func (*Adapter) Info() adapters.Info { return info }
-
-// Detect implements adapters.Adapter: `opencode --version` prints "1.18.33".
-func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error) {
-	return adapters.VersionProbe{Info: info}.Detect(ctx, bin)
 }
 
 // Command implements adapters.Adapter. The argv is

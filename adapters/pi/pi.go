@@ -4,7 +4,6 @@
 package pi
 
 import (
-	"context"
 	"regexp"
 	"strings"
 
@@ -32,33 +31,26 @@ const MaxPromptBytes = 16 << 20
 // hub stays well under it.
 const maxArgBytes = 100 << 10
 
-// Adapter runs pi. The zero value is ready to use.
-type Adapter struct{}
+// Adapter runs pi. Name, Info and Detect come from adapters.Base. Use
+// the registered value (adapters.Lookup); the zero Adapter builds commands
+// and decoders but has no Info.
+type Adapter struct{ adapters.Base }
 
 var _ adapters.Adapter = (*Adapter)(nil)
 
-func init() { adapters.Register(&Adapter{}) }
+func init() { adapters.Register(&Adapter{adapters.NewBase(info)}) }
 
+// info describes pi. Detect runs `pi --version`, which prints "0.73.1" on
+// stderr (pi sends everything but its JSON stream to stderr) and nothing on
+// stdout; the probe reads both.
 var info = adapters.Info{
+	Name:        Name,
 	Binary:      "pi",
 	Package:     "@mariozechner/pi-coding-agent",
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g @mariozechner/pi-coding-agent",
 	ReportsCost: true,
 	RetryLimits: "pi takes its retry counts only from settings.json: hub stops it at retry notice N+1, but the provider SDK's own retries inside each attempt are not seen; set retry.provider.maxRetries in pi's settings.json",
-}
-
-// Name implements adapters.Adapter.
-func (*Adapter) Name() string { return Name }
-
-// Info implements adapters.Adapter.
-func (*Adapter) Info() adapters.Info { return info }
-
-// Detect implements adapters.Adapter: `pi --version` prints "0.73.1" on
-// stderr (pi sends everything but its JSON stream to stderr), and nothing on
-// stdout.
-func (*Adapter) Detect(ctx context.Context, bin string) (adapters.Install, error) {
-	return adapters.VersionProbe{Info: info}.Detect(ctx, bin)
 }
 
 // Command implements adapters.Adapter. The argv is

@@ -49,6 +49,10 @@ func TestOutcome(t *testing.T) {
 		{"rate limit", []string{synthetic("rate_limit", 429), result(`,"is_error":true,"api_error_status":429,"result":"API Error: 429"`)}, exit(1), events.BinUnavailable, events.ReasonRateLimit},
 		{"server", []string{synthetic("server_error", 500), result(`,"is_error":true,"result":"API Error: 500"`)}, exit(1), events.BinUnavailable, events.ReasonServer},
 		{"overloaded", []string{result(`,"is_error":true,"api_error_status":529,"result":"API Error: 529 Overloaded"`)}, exit(1), events.BinUnavailable, events.ReasonOverloaded},
+		// statuses as normalize.StatusReason maps them
+		{"503 overloaded", []string{result(`,"is_error":true,"api_error_status":503,"result":"API Error: 503 Service Unavailable"`)}, exit(1), events.BinUnavailable, events.ReasonOverloaded},
+		{"402 quota", []string{result(`,"is_error":true,"api_error_status":402,"result":"API Error: 402 Payment Required"`)}, exit(1), events.BinUnavailable, events.ReasonQuota},
+		{"422 bad request", []string{result(`,"is_error":true,"api_error_status":422,"result":"API Error: 422 Unprocessable Entity"`)}, exit(1), events.BinInvalidInput, events.ReasonBadRequest},
 		{"overflow", []string{result(`,"is_error":true,"terminal_reason":"prompt_too_long","result":"Prompt is too long"`)}, exit(1), events.BinInvalidInput, events.ReasonContextOverflow},
 		{"invalid request", []string{synthetic("invalid_request", 400), result(`,"is_error":true,"result":"API Error: 400 bad"`)}, exit(1), events.BinInvalidInput, events.ReasonBadRequest},
 		{"not logged in", []string{result(`,"is_error":true,"result":"Not logged in · Please run /login"`)}, exit(1), events.BinUnavailable, events.ReasonAuth},
@@ -59,6 +63,7 @@ func TestOutcome(t *testing.T) {
 		{"no result exit 0", nil, exit(0), events.BinProtocol, events.ReasonNoResult},
 		{"no result exit 1", nil, exit(1), events.BinAgentFailed, events.ReasonExitStatus},
 		{"no result, stderr not logged in", nil, normalize.End{ExitCode: new(1), Stderr: "Not logged in · Please run /login"}, events.BinUnavailable, events.ReasonAuth},
+		{"no result, stderr network", nil, normalize.End{ExitCode: new(1), Stderr: "TypeError: fetch failed\n    cause: Error: connect ECONNREFUSED 127.0.0.1:9"}, events.BinUnavailable, events.ReasonNetwork},
 		{"killed", nil, normalize.End{Signal: "SIGTERM"}, events.BinAgentFailed, events.ReasonCrashed},
 	}
 	for _, tt := range tests {

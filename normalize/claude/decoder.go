@@ -146,7 +146,7 @@ func (d *Decoder) system(dst []events.Body, root gjson.Result, line []byte) []ev
 		dst = append(dst, events.Notice{Kind: events.NoticeRetry, Data: data,
 			Message: fmt.Sprintf("claude is retrying the API call (attempt %d of %d, HTTP %d, %s)",
 				root.Get("attempt").Int(), root.Get("max_retries").Int(), status, root.Get("error").String())})
-		if d.failFast && d.abort == nil && (status == 401 || status == 403 || root.Get("error").String() == "authentication_failed") {
+		if d.failFast && d.abort == nil && (normalize.IsAuthStatus(status) || root.Get("error").String() == "authentication_failed") {
 			what := root.Get("error").String()
 			if status > 0 {
 				what = fmt.Sprintf("HTTP %d, %s", status, what)

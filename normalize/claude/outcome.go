@@ -117,6 +117,7 @@ func (d *Decoder) classify() *events.Error {
 		}
 	}
 	code := d.synthetic
+	_, byStatus := normalize.StatusReason(status)
 	reason := r.Get("terminal_reason").String()
 	msg := normalize.Shorten(strings.TrimSpace(text), 1000)
 	if msg == "" {
@@ -137,19 +138,19 @@ func (d *Decoder) classify() *events.Error {
 		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
 	case normalize.ContainsFold(text, "not logged in"):
 		return mk(events.BinUnavailable, events.ReasonAuth, hintLogin)
-	case code == "authentication_failed" || status == 401 || status == 403 || normalize.ContainsFold(text, "invalid api key"):
+	case code == "authentication_failed" || byStatus == events.ReasonAuth || normalize.ContainsFold(text, "invalid api key"):
 		return mk(events.BinUnavailable, events.ReasonAuth, hintAuth)
-	case code == "billing_error" || normalize.ContainsFold(text, "credit balance"):
+	case code == "billing_error" || byStatus == events.ReasonQuota || normalize.ContainsFold(text, "credit balance"):
 		return mk(events.BinUnavailable, events.ReasonQuota, hintQuota)
-	case code == "rate_limit" || status == 429:
+	case code == "rate_limit" || byStatus == events.ReasonRateLimit:
 		return mk(events.BinUnavailable, events.ReasonRateLimit, hintRate)
-	case status == 529 || code == "overloaded_error" || normalize.ContainsFold(text, "overloaded"):
+	case byStatus == events.ReasonOverloaded || code == "overloaded_error" || normalize.ContainsFold(text, "overloaded"):
 		return mk(events.BinUnavailable, events.ReasonOverloaded, hintOverload)
-	case code == "server_error" || status >= 500:
+	case code == "server_error" || byStatus == events.ReasonServer:
 		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
-	case code == "invalid_request" || status == 400 || status == 404 || status == 413:
+	case code == "invalid_request" || byStatus == events.ReasonBadRequest:
 		return mk(events.BinInvalidInput, events.ReasonBadRequest, hintRequest)
-	case isNetwork(text):
+	case normalize.IsNetworkError(text):
 		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
 	}
 	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run claude by hand for details")
@@ -158,15 +159,10 @@ func (d *Decoder) classify() *events.Error {
 // retryAfter is the last api_retry's delay in seconds, when it was for a
 // rate limit.
 func (d *Decoder) retryAfter() float64 {
-	if d.lastRetry.Exists() && d.lastRetry.Get("error_status").Int() == 429 {
+	if _, r := normalize.StatusReason(int(d.lastRetry.Get("error_status").Int())); d.lastRetry.Exists() && r == events.ReasonRateLimit {
 		return d.lastRetry.Get("retry_delay_ms").Float() / 1000
 	}
 	return 0
-}
-
-func isNetwork(s string) bool {
-	return normalize.ContainsFold(s, "connection error", "unable to connect", "econnrefused", "econnreset",
-		"enotfound", "fetch failed", "request timed out", "timed out", "network error", "socket hang up")
 }
 
 // noResult classifies a run that ended without a result event.
@@ -178,7 +174,7 @@ func (d *Decoder) noResult(end normalize.End) *events.Error {
 		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintLogin, "%s", last)
 	case normalize.ContainsFold(tail, "invalid api key"):
 		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth, "%s", last)
-	case isNetwork(tail):
+	case normalize.IsNetworkError(tail):
 		return events.NewError(events.BinUnavailable, events.ReasonNetwork, hintNetwork, "%s", last)
 	case end.Signal != "":
 		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,

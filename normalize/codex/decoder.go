@@ -9,8 +9,10 @@
 // error{message}. Item types: agent_message, reasoning, command_execution,
 // file_change, mcp_tool_call, web_search, todo_list, collab_tool_call and
 // error (a warning, not a failure). Codex reports no cost and no text
-// deltas; usage comes once per turn, as the thread's running total; failures
-// are English sentences only (see outcome.go).
+// deltas: its usage events carry tokens only, a null cost and cost_source
+// "unknown", and name the model, by which hub's meter (budget.Meter.Price)
+// estimates the cost. Usage comes once per turn, as the thread's running
+// total; failures are English sentences only (see outcome.go).
 package codex
 
 import (
@@ -22,19 +24,17 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 )
 
 // Options configure a Decoder.
 type Options struct {
-	// Model is the model the run uses ("" when hub does not know it); its
-	// price comes from Prices. Codex's stream does not name it, except when
-	// the server reroutes to another model.
+	// Model is the model the run uses ("" when hub does not know it): the
+	// model of session.started and of the usage events, by which hub prices
+	// them. Codex's stream does not name it, except when the server
+	// reroutes to another model.
 	Model string
-	// Prices prices Codex's token counts; nil means budget.DefaultPrices().
-	Prices *budget.PriceTable
 	// Resume is the session id the run resumes, "" for a new session. Codex
 	// then reports usage that includes the session's earlier turns (see
 	// Decoder), and a thread.started naming another session is an error.
@@ -52,40 +52,26 @@ type Options struct {
 // run's usage and says so in a notice, so a --max-cost or --max-tokens
 // budget errs on the safe side.
 type Decoder struct {
-	opts   Options
-	model  string
-	price  budget.Price
-	priced bool
+	opts  Options
+	model string // the model of the usage events: Options.Model, or the one Codex rerouted to
 
-	threadID   string
-	lastText   string
-	reported   events.Tokens // the last running total Codex reported
-	total      events.Tokens
-	turnDone   bool
-	failed     *events.Error // from turn.failed
-	lastError  string        // the last top-level error that was not a retry notice
-	sawError   bool          // a top-level error or error item came before success
-	abort      *events.Error
-	started    map[string]events.ToolStarted // tool items reported as started and not yet finished, by item id
-	warnedCost bool
+	threadID  string
+	lastText  string
+	reported  events.Tokens // the last running total Codex reported
+	total     events.Tokens
+	turnDone  bool
+	failed    *events.Error // from turn.failed
+	lastError string        // the last top-level error that was not a retry notice
+	sawError  bool          // a top-level error or error item came before success
+	abort     *events.Error
+	started   map[string]events.ToolStarted // tool items reported as started and not yet finished, by item id
 }
 
 var _ normalize.Decoder = (*Decoder)(nil)
 
 // New returns a decoder for one run.
 func New(opts Options) *Decoder {
-	if opts.Prices == nil {
-		opts.Prices = budget.DefaultPrices()
-	}
-	d := &Decoder{opts: opts, started: map[string]events.ToolStarted{}}
-	d.setModel(opts.Model)
-	d.total.CostUSD = new(float64)
-	return d
-}
-
-func (d *Decoder) setModel(model string) {
-	d.model = model
-	d.price, d.priced = d.opts.Prices.Lookup(model)
+	return &Decoder{opts: opts, model: opts.Model, started: map[string]events.ToolStarted{}}
 }
 
 func (d *Decoder) modelPtr() *string {
@@ -185,7 +171,7 @@ func (d *Decoder) topError(dst []events.Body, msg string) []events.Body {
 	})
 	dst = append(dst, events.Notice{Kind: events.NoticeRetry, Data: data,
 		Message: fmt.Sprintf("codex is retrying the model call (attempt %d of %d): %s", attempt, max, normalize.Shorten(cause, 500))})
-	if d.opts.FailFast && d.abort == nil && (status == 401 || status == 403) {
+	if d.opts.FailFast && d.abort == nil && normalize.IsAuthStatus(status) {
 		d.abort = events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth,
 			"the API rejected the credentials (HTTP %d: %s); hub stopped Codex instead of letting it retry",
 			status, normalize.Shorten(cause, 500)).WithHTTPStatus(status)
@@ -222,7 +208,7 @@ func (d *Decoder) item(dst []events.Body, typ string, it gjson.Result) []events.
 				if i := strings.IndexByte(to, ' '); i > 0 {
 					to = to[:i]
 				}
-				d.setModel(to)
+				d.model = to
 			}
 		}
 		dst = append(dst, events.Notice{Kind: events.NoticeRecoveredError,
@@ -392,7 +378,8 @@ func todoNotice(it gjson.Result) events.Notice {
 
 // usage turns turn.completed's running total into a usage event. Codex's
 // input_tokens includes cached (and cache-write) tokens: hub subtracts them
-// (SPEC §3). The step is the growth of the total since the last report.
+// (SPEC §3). The step is the growth of the total since the last report. The
+// cost is unknown here: hub's meter estimates it (budget.Meter.Price).
 func (d *Decoder) usage(dst []events.Body, u gjson.Result) []events.Body {
 	cached := max(u.Get("cached_input_tokens").Int(), 0)
 	written := max(u.Get("cache_write_input_tokens").Int(), 0)
@@ -413,28 +400,12 @@ func (d *Decoder) usage(dst []events.Body, u gjson.Result) []events.Body {
 	}
 	d.reported = reported
 	first := d.total.Sum() == 0
-	source := events.CostEstimated
-	if d.priced {
-		c := d.price.Cost(step)
-		step.CostUSD = &c
-	} else {
-		source = events.CostUnknown
-	}
 	d.total = d.total.Add(step)
 	if first && d.opts.Resume != "" {
 		dst = append(dst, events.Notice{Kind: events.NoticeCostUnknown,
 			Message: "codex reports a resumed session's usage as the session's running total: this run's own tokens and cost cannot be told apart from the earlier turns', which the figures include (an upper bound)"})
 	}
-	if !d.priced && !d.warnedCost {
-		d.warnedCost = true
-		model := d.model
-		if model == "" {
-			model = "(not known to hub)"
-		}
-		dst = append(dst, events.Notice{Kind: events.NoticeCostUnknown,
-			Message: fmt.Sprintf("codex reports tokens but no cost, and hub's price table has no price for model %s: cost is unknown; add the model to a price file (hub run --prices FILE)", model)})
-	}
-	return append(dst, events.Usage{Step: step, Total: d.total, CostSource: source, Model: d.modelPtr()})
+	return append(dst, events.Usage{Step: step, Total: d.total, CostSource: events.CostUnknown, Model: d.modelPtr()})
 }
 
 // Status implements normalize.Decoder. turn.completed and turn.failed are

@@ -2,7 +2,6 @@ package codex_test
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/schematest"
 	"github.com/hubcli/hub/normalize"
@@ -54,8 +52,9 @@ const (
 	completed = `{"type":"turn.completed","usage":{"input_tokens":1000,"cached_input_tokens":200,"cache_write_input_tokens":0,"output_tokens":50,"reasoning_output_tokens":10}}`
 )
 
-// TestUsage: input excludes cached tokens, the cost is the price table's,
-// and a second report of the running total yields only its growth.
+// TestUsage: input excludes cached tokens, the cost is left to hub's meter
+// (unknown here; adapters' TestMeterCodex checks the price), and a second
+// report of the running total yields only its growth.
 func TestUsage(t *testing.T) {
 	d := codex.New(codex.Options{Model: "gpt-5.5"})
 	second := `{"type":"turn.completed","usage":{"input_tokens":2500,"cached_input_tokens":700,"cache_write_input_tokens":100,"output_tokens":80,"reasoning_output_tokens":10}}`
@@ -67,9 +66,11 @@ func TestUsage(t *testing.T) {
 	if s.Input != 800 || s.CacheRead != 200 || s.Output != 50 || s.Reasoning != 10 {
 		t.Errorf("first step = %+v, want input 800 (1000 − 200 cached), cache read 200, output 50, reasoning 10", s)
 	}
-	// 800 × 5 + 200 × 0.5 + 50 × 30 per million = 0.0056.
-	if us[0].CostSource != events.CostEstimated || s.CostUSD == nil || math.Abs(*s.CostUSD-0.0056) > 1e-12 {
-		t.Errorf("first cost = %v %s, want 0.0056 estimated", s.CostUSD, us[0].CostSource)
+	if us[0].CostSource != events.CostUnknown || s.CostUSD != nil || us[0].Total.CostUSD != nil {
+		t.Errorf("first cost = %v/%v %s, want null and unknown (the meter prices it)", s.CostUSD, us[0].Total.CostUSD, us[0].CostSource)
+	}
+	if us[0].Model == nil || *us[0].Model != "gpt-5.5" {
+		t.Errorf("usage model = %v, want gpt-5.5 (the meter prices by it)", us[0].Model)
 	}
 	// Running total 2500/700/100 written/80: growth is input (2500−700−100)−800
 	// = 900, cache read 500, cache write 100, output 30.
@@ -81,15 +82,15 @@ func TestUsage(t *testing.T) {
 	if tot.Input != 1700 || tot.CacheRead != 700 || tot.CacheWrite != 100 || tot.Output != 80 {
 		t.Errorf("total = %+v, want the last running total 1700/700/100/80", tot)
 	}
-	want := (1700*5 + 700*0.5 + 100*5 + 80*30) / 1e6 // cache writes at the input price
-	if tot.CostUSD == nil || math.Abs(*tot.CostUSD-want) > 1e-12 {
-		t.Errorf("total cost = %v, want %v", tot.CostUSD, want)
-	}
 	if n := notices(decode(d), events.NoticeCostUnknown); len(n) != 0 {
-		t.Errorf("cost_unknown for a priced model: %+v", n)
+		t.Errorf("cost_unknown from the decoder: %+v", n)
 	}
 }
 
+// TestUnknownModelCost: without a model (or with any model: the decoder
+// has no price table) the cost is null and unknown, and the tokens count.
+// The cost_unknown notice for a model without a price comes from hub's
+// meter (adapters' TestMeterCodex, budget's TestMeterPrice).
 func TestUnknownModelCost(t *testing.T) {
 	for _, model := range []string{"", "mock-model"} {
 		d := codex.New(codex.Options{Model: model})
@@ -98,39 +99,22 @@ func TestUnknownModelCost(t *testing.T) {
 		if len(us) != 2 || us[1].Total.CostUSD != nil || us[1].CostSource != events.CostUnknown {
 			t.Fatalf("model %q: usage = %+v, want cost null and unknown", model, us)
 		}
-		if n := notices(bodies, events.NoticeCostUnknown); len(n) != 1 {
-			t.Errorf("model %q: %d cost_unknown notices, want exactly 1", model, len(n))
-		}
 		if us[0].Total.Input != 800 {
 			t.Errorf("tokens not counted: %+v", us[0].Total)
 		}
 	}
 }
 
-// TestPriceOverride: a caller's price table prices a model hub lacks.
-func TestPriceOverride(t *testing.T) {
-	tab, err := budget.DefaultPrices().With([]budget.Price{{Model: "mock-model", Input: 1, CachedInput: 0.1, Output: 2, Source: "test", AsOf: "2026-11-30"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := codex.New(codex.Options{Model: "mock-model", Prices: tab})
-	us := usages(decode(d, started, completed))
-	want := (800*1 + 200*0.1 + 50*2) / 1e6
-	if len(us) != 1 || us[0].Step.CostUSD == nil || math.Abs(*us[0].Step.CostUSD-want) > 1e-12 {
-		t.Errorf("usage = %+v, want cost %v", us, want)
-	}
-}
-
-// TestReroute: the warning "model rerouted: a -> b" changes the priced model.
+// TestReroute: the warning "model rerouted: a -> b" changes the model of
+// the usage events, by which hub prices them (adapters' TestMeterCodex).
 func TestReroute(t *testing.T) {
 	d := codex.New(codex.Options{Model: "mock-model"})
 	bodies := decode(d, started,
 		`{"type":"item.completed","item":{"id":"item_0","type":"error","message":"model rerouted: mock-model -> gpt-5.4 (HighRiskCyberActivity)"}}`,
 		completed)
 	us := usages(bodies)
-	want := (800*2.5 + 200*0.25 + 50*15) / 1e6
-	if len(us) != 1 || us[0].Model == nil || *us[0].Model != "gpt-5.4" || us[0].Step.CostUSD == nil || math.Abs(*us[0].Step.CostUSD-want) > 1e-12 {
-		t.Errorf("usage = %+v, want gpt-5.4 priced at %v", us, want)
+	if len(us) != 1 || us[0].Model == nil || *us[0].Model != "gpt-5.4" {
+		t.Errorf("usage = %+v, want model gpt-5.4", us)
 	}
 	if n := notices(bodies, events.NoticeRecoveredError); len(n) != 1 || !strings.Contains(n[0].Message, "rerouted") {
 		t.Errorf("warning notices = %+v", n)

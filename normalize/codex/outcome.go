@@ -25,44 +25,62 @@ const (
 )
 
 // rule is one row of the outcome table: a message that contains any of the
-// patterns (case-insensitively) is this bin and reason.
+// patterns (case-insensitively) is this bin and reason; so is, in a row
+// with byStatus, one whose HTTP status (HTTPStatus) normalize.StatusReason
+// gives the row's reason, and in a row with network, one that
+// normalize.IsNetworkError recognizes.
 type rule struct {
 	patterns []string
+	byStatus bool
+	network  bool
 	bin      events.Bin
 	reason   events.Reason
 	hint     string
 }
 
+// matches reports whether the row takes message, whose HTTP status is status
+// (0 for none).
+func (r rule) matches(message string, status int) bool {
+	if r.byStatus {
+		if _, reason := normalize.StatusReason(status); reason == r.reason {
+			return true
+		}
+	}
+	return r.network && normalize.IsNetworkError(message) || normalize.ContainsFold(message, r.patterns...)
+}
+
 // rules map Codex's English failure messages (codex-cli 0.169.0, read from
 // the real binary against hub's mock server on 2026-11-30, and from the
 // messages in codex-rs/core's error types) to SPEC §4 bins. The first row
-// that matches wins, so more specific rows come first. These texts change
-// between Codex versions: every row has a test in outcome_test.go.
+// that matches wins, so more specific rows come first. The HTTP statuses
+// are hub's one table (normalize.StatusReason), the network phrases its one
+// list (normalize.IsNetworkError). These texts change between Codex
+// versions: every row has a test in outcome_test.go.
 var rules = []rule{
-	{[]string{"ran out of room in the model's context window", "context_length_exceeded",
-		"exceeds the context window"}, events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow},
-	{[]string{"input_too_large", "exceeds the maximum length"}, events.BinInvalidInput, events.ReasonPromptTooLarge,
-		"put the material in files in the working directory and refer to them in a short prompt"},
-	{[]string{"unexpected status 401", "unexpected status 403", "invalid_api_key", "incorrect api key"},
-		events.BinUnavailable, events.ReasonAuth, hintAuth},
-	{[]string{"missing environment variable", "error loading config", "is no longer supported"},
-		events.BinUnavailable, events.ReasonNotConfigured, hintConfig},
-	{[]string{"usage limit", "insufficient_quota", "exceeded your current quota", "quota exceeded",
-		"out of credits", "usage not included"}, events.BinUnavailable, events.ReasonQuota, hintQuota},
-	{[]string{"last status: 429", "unexpected status 429", "rate limit"}, events.BinUnavailable, events.ReasonRateLimit, hintRate},
-	{[]string{"at capacity", "server_is_overloaded", "overloaded", "unexpected status 503", "last status: 503"},
-		events.BinUnavailable, events.ReasonOverloaded, hintOverload},
-	{[]string{"high demand", "unexpected status 5", "last status: 5", "internal server error",
-		"stream disconnected", "response.failed event received"},
-		events.BinUnavailable, events.ReasonServer, hintServer},
-	{[]string{"connection failed", "error sending request", "failed to lookup address", "connection refused",
-		"timed out", "dns error"}, events.BinUnavailable, events.ReasonNetwork, hintNetwork},
-	{[]string{"model_not_found", "does not exist or you do not have access", "unknown model", "unsupported model"},
-		events.BinInvalidInput, events.ReasonBadModel, hintModel},
-	{[]string{"no rollout found for thread id", "thread/resume failed", "session not found"},
-		events.BinInvalidInput, events.ReasonBadSession, hintSession},
-	{[]string{"unexpected status 400", "unexpected status 404", "unexpected status 422"},
-		events.BinInvalidInput, events.ReasonBadRequest, "read the provider's message and fix the request or the model provider config"},
+	{patterns: []string{"ran out of room in the model's context window", "context_length_exceeded",
+		"exceeds the context window"}, bin: events.BinInvalidInput, reason: events.ReasonContextOverflow, hint: hintOverflow},
+	{patterns: []string{"input_too_large", "exceeds the maximum length"}, bin: events.BinInvalidInput, reason: events.ReasonPromptTooLarge,
+		hint: "put the material in files in the working directory and refer to them in a short prompt"},
+	{patterns: []string{"invalid_api_key", "incorrect api key"}, byStatus: true,
+		bin: events.BinUnavailable, reason: events.ReasonAuth, hint: hintAuth},
+	{patterns: []string{"missing environment variable", "error loading config", "is no longer supported"},
+		bin: events.BinUnavailable, reason: events.ReasonNotConfigured, hint: hintConfig},
+	{patterns: []string{"usage limit", "insufficient_quota", "exceeded your current quota", "quota exceeded",
+		"out of credits", "usage not included"}, byStatus: true, bin: events.BinUnavailable, reason: events.ReasonQuota, hint: hintQuota},
+	{patterns: []string{"rate limit"}, byStatus: true, bin: events.BinUnavailable, reason: events.ReasonRateLimit, hint: hintRate},
+	{patterns: []string{"at capacity", "server_is_overloaded", "overloaded"}, byStatus: true,
+		bin: events.BinUnavailable, reason: events.ReasonOverloaded, hint: hintOverload},
+	{patterns: []string{"high demand", "internal server error", "stream disconnected", "response.failed event received"}, byStatus: true,
+		bin: events.BinUnavailable, reason: events.ReasonServer, hint: hintServer},
+	{patterns: []string{"model_not_found", "does not exist or you do not have access", "unknown model", "unsupported model"},
+		bin: events.BinInvalidInput, reason: events.ReasonBadModel, hint: hintModel},
+	{patterns: []string{"no rollout found for thread id", "thread/resume failed", "session not found"},
+		bin: events.BinInvalidInput, reason: events.ReasonBadSession, hint: hintSession},
+	{byStatus: true, bin: events.BinInvalidInput, reason: events.ReasonBadRequest,
+		hint: "read the provider's message and fix the request or the model provider config"},
+	// Last: a message with an HTTP status got an answer from the provider,
+	// whatever else it says.
+	{network: true, bin: events.BinUnavailable, reason: events.ReasonNetwork, hint: hintNetwork},
 }
 
 // statusRe finds the HTTP status in Codex's messages: "unexpected status 401
@@ -82,7 +100,7 @@ func Classify(message string) *events.Error {
 	msg := normalize.Shorten(strings.TrimSpace(message), 1000)
 	status := HTTPStatus(message)
 	for _, r := range rules {
-		if normalize.ContainsFold(message, r.patterns...) {
+		if r.matches(message, status) {
 			e := events.NewError(r.bin, r.reason, r.hint, "%s", msg).WithHTTPStatus(status)
 			if wait := retryAfter(message); wait > 0 {
 				e.WithRetryAfter(wait)

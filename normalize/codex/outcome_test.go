@@ -32,6 +32,7 @@ func TestClassifyRows(t *testing.T) {
 		{"unexpected status 401 Unauthorized: Incorrect API key provided, url: http://127.0.0.1:1/v1/responses, request id: req_mock_5",
 			events.BinUnavailable, events.ReasonAuth, 401, 0},
 		{"unexpected status 403 Forbidden: project has no access", events.BinUnavailable, events.ReasonAuth, 403, 0},
+		{"exceeded retry limit, last status: 401 Unauthorized", events.BinUnavailable, events.ReasonAuth, 401, 0},
 		// not configured
 		{"Missing environment variable: `MOCK_API_KEY`. Create an API key and export it.",
 			events.BinUnavailable, events.ReasonNotConfigured, 0, 0},
@@ -40,6 +41,7 @@ func TestClassifyRows(t *testing.T) {
 			events.BinUnavailable, events.ReasonQuota, 0, 2*3600 + 5*60},
 		{"Quota exceeded. Check your plan and billing details.", events.BinUnavailable, events.ReasonQuota, 0, 0},
 		{"You exceeded your current quota, please check your plan and billing details.", events.BinUnavailable, events.ReasonQuota, 0, 0},
+		{"unexpected status 402 Payment Required: add credits", events.BinUnavailable, events.ReasonQuota, 402, 0},
 		// rate limit
 		{"exceeded retry limit, last status: 429 Too Many Requests, request id: req_mock_8",
 			events.BinUnavailable, events.ReasonRateLimit, 429, 0},
@@ -48,6 +50,7 @@ func TestClassifyRows(t *testing.T) {
 		// overloaded
 		{"Selected model is at capacity. Please try a different model.", events.BinUnavailable, events.ReasonOverloaded, 0, 0},
 		{"unexpected status 503 Service Unavailable: The server is overloaded", events.BinUnavailable, events.ReasonOverloaded, 503, 0},
+		{"unexpected status 529 Site Overloaded", events.BinUnavailable, events.ReasonOverloaded, 529, 0},
 		// server
 		{"We’re currently experiencing high demand, which may cause temporary errors.", events.BinUnavailable, events.ReasonServer, 0, 0},
 		{"unexpected status 502 Bad Gateway: upstream", events.BinUnavailable, events.ReasonServer, 502, 0},
@@ -58,6 +61,7 @@ func TestClassifyRows(t *testing.T) {
 		{"error sending request for url (https://api.example/v1/responses): failed to lookup address information",
 			events.BinUnavailable, events.ReasonNetwork, 0, 0},
 		{"stream disconnected: idle timeout waiting for SSE", events.BinUnavailable, events.ReasonServer, 0, 0},
+		{"connect ECONNREFUSED 127.0.0.1:9", events.BinUnavailable, events.ReasonNetwork, 0, 0},
 		// bad model
 		{"The model `gpt-9` does not exist or you do not have access to it.", events.BinInvalidInput, events.ReasonBadModel, 0, 0},
 		// bad session
@@ -65,6 +69,8 @@ func TestClassifyRows(t *testing.T) {
 			events.BinInvalidInput, events.ReasonBadSession, 0, 0},
 		// bad request
 		{"unexpected status 400 Bad Request: Invalid 'input': empty", events.BinInvalidInput, events.ReasonBadRequest, 400, 0},
+		{"unexpected status 413 Payload Too Large", events.BinInvalidInput, events.ReasonBadRequest, 413, 0},
+		{"unexpected status 400 Bad Request: invalid value for 'timeout'", events.BinInvalidInput, events.ReasonBadRequest, 400, 0}, // an answer, not a network failure
 		// nothing known
 		{"turn failed", events.BinAgentFailed, events.ReasonErrorEvent, 0, 0},
 	}
@@ -95,15 +101,15 @@ func TestClassifyRows(t *testing.T) {
 func TestRulesAllReached(t *testing.T) {
 	samples := []string{
 		"ran out of room in the model's context window", "input_too_large", "unexpected status 401", "Error loading config.toml: x",
-		"usage limit", "last status: 429", "at capacity", "high demand", "Connection failed",
-		"model_not_found", "no rollout found for thread id x", "unexpected status 400",
+		"usage limit", "last status: 429", "at capacity", "high demand",
+		"model_not_found", "no rollout found for thread id x", "unexpected status 400", "Connection failed",
 	}
 	if len(samples) != len(rules) {
 		t.Fatalf("%d samples for %d rules: add a sample for the new row", len(samples), len(rules))
 	}
 	for i, s := range samples {
 		for j, r := range rules {
-			if normalize.ContainsFold(s, r.patterns...) {
+			if r.matches(s, HTTPStatus(s)) {
 				if j != i {
 					t.Errorf("sample %q for row %d is taken by row %d first", s, i, j)
 				}

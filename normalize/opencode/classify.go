@@ -49,8 +49,8 @@ const (
 
 // Classify maps an OpenCode error object ({name, data{message, statusCode,
 // isRetryable, responseBody, responseHeaders}}) to hub's error (SPEC §4): the
-// error name and HTTP status first, the message and response body after.
-// It never returns nil.
+// error name and HTTP status (as normalize.StatusReason maps it) first, the
+// message and response body after. It never returns nil.
 func Classify(e gjson.Result) *events.Error {
 	name := e.Get("name").String()
 	data := e.Get("data")
@@ -61,6 +61,7 @@ func Classify(e gjson.Result) *events.Error {
 	body := data.Get("responseBody").String()
 	code := data.Get("metadata.code").String() // e.g. ProviderHeaderTimeoutError
 	status := int(data.Get("statusCode").Int())
+	_, byStatus := normalize.StatusReason(status)
 	text := msg + " " + body
 	message := strings.TrimSpace(name + ": " + msg)
 	if status > 0 {
@@ -78,24 +79,24 @@ func Classify(e gjson.Result) *events.Error {
 	switch {
 	case name == "ContextOverflowError" || isOverflow(text):
 		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
-	case name == "ProviderAuthError" || status == 401 || status == 403:
+	case name == "ProviderAuthError" || byStatus == events.ReasonAuth:
 		return mk(events.BinUnavailable, events.ReasonAuth, hintAuth)
 	case name == "MessageAbortedError":
 		return mk(events.BinCancelled, events.ReasonAgentAborted, "the agent aborted the request; rerun")
 	case name == "ProviderModelNotFoundError" || name == "ModelNotFoundError" ||
 		(status == 404 && normalize.ContainsFold(text, "model")):
 		return mk(events.BinInvalidInput, events.ReasonBadModel, hintModel)
-	case status == 429 && normalize.ContainsFold(text, "insufficient_quota", "quota", "billing"):
+	case byStatus == events.ReasonQuota || byStatus == events.ReasonRateLimit && normalize.ContainsFold(text, "insufficient_quota", "quota", "billing"):
 		return mk(events.BinUnavailable, events.ReasonQuota, hintQuota)
-	case status == 429:
+	case byStatus == events.ReasonRateLimit:
 		return mk(events.BinUnavailable, events.ReasonRateLimit, hintRate)
-	case status == 503 || status == 529 || normalize.ContainsFold(text, "overloaded"):
+	case byStatus == events.ReasonOverloaded || normalize.ContainsFold(text, "overloaded"):
 		return mk(events.BinUnavailable, events.ReasonOverloaded, hintOverload)
-	case status >= 500:
+	case byStatus == events.ReasonServer:
 		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
-	case status == 400 || status == 413 || status == 422:
+	case byStatus == events.ReasonBadRequest:
 		return mk(events.BinInvalidInput, events.ReasonBadRequest, "read the provider's message and fix the request")
-	case code == "ProviderHeaderTimeoutError" || code == "ProviderResponseStreamError" || isNetwork(text):
+	case code == "ProviderHeaderTimeoutError" || code == "ProviderResponseStreamError" || normalize.IsNetworkError(text):
 		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
 	}
 	if name == "UnknownError" && normalize.ContainsFold(msg, "unexpected server error") {
@@ -110,12 +111,6 @@ func Classify(e gjson.Result) *events.Error {
 func isOverflow(s string) bool {
 	return normalize.ContainsFold(s, "context_length_exceeded", "maximum context length",
 		"prompt is too long", "context window", "too many tokens")
-}
-
-func isNetwork(s string) bool {
-	return normalize.ContainsFold(s, "cannot connect", "unable to connect", "econnrefused", "econnreset",
-		"etimedout", "enotfound", "fetch failed", "socket", "timed out", "timeout", "network error",
-		"connection refused", "connection reset")
 }
 
 // retryAfter reads Retry-After (seconds) or retry-after-ms from a headers
@@ -160,7 +155,7 @@ func classifyText(s string) *events.Error {
 			"pass a session id that opencode knows (from run.finished.session_id)", "%s", s)
 	case isOverflow(s):
 		return events.NewError(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow, "%s", s)
-	case normalize.ContainsFold(s, "cannot connect", "unable to connect", "econnrefused", "fetch failed", "connection refused"):
+	case normalize.IsNetworkError(s):
 		return events.NewError(events.BinUnavailable, events.ReasonNetwork, hintNetwork, "%s", s)
 	}
 	return nil

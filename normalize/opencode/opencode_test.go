@@ -35,6 +35,9 @@ func TestClassify(t *testing.T) {
 		{"502", `{"name":"APIError","data":{"message":"Bad gateway","statusCode":502}}`, events.BinUnavailable, events.ReasonServer, 502},
 		{"503", `{"name":"APIError","data":{"message":"Service Unavailable","statusCode":503}}`, events.BinUnavailable, events.ReasonOverloaded, 503},
 		{"529", `{"name":"APIError","data":{"message":"Overloaded","statusCode":529}}`, events.BinUnavailable, events.ReasonOverloaded, 529},
+		{"402", `{"name":"APIError","data":{"message":"Insufficient credits","statusCode":402}}`, events.BinUnavailable, events.ReasonQuota, 402},
+		{"404", `{"name":"APIError","data":{"message":"Not Found","statusCode":404}}`, events.BinInvalidInput, events.ReasonBadRequest, 404},
+		{"422", `{"name":"APIError","data":{"message":"Unprocessable","statusCode":422}}`, events.BinInvalidInput, events.ReasonBadRequest, 422},
 		{"overflow name", `{"name":"ContextOverflowError","data":{"message":"too long"}}`, events.BinInvalidInput, events.ReasonContextOverflow, 0},
 		{"overflow body", `{"name":"APIError","data":{"message":"Bad Request","statusCode":400,"responseBody":"{\"error\":{\"code\":\"context_length_exceeded\"}}"}}`, events.BinInvalidInput, events.ReasonContextOverflow, 400},
 		{"400", `{"name":"APIError","data":{"message":"invalid tool schema","statusCode":400}}`, events.BinInvalidInput, events.ReasonBadRequest, 400},
@@ -43,6 +46,7 @@ func TestClassify(t *testing.T) {
 		{"aborted", `{"name":"MessageAbortedError","data":{"message":"aborted"}}`, events.BinCancelled, events.ReasonAgentAborted, 0},
 		{"network", `{"name":"UnknownError","data":{"message":"Unable to connect. Is the computer able to access the url?"}}`, events.BinUnavailable, events.ReasonNetwork, 0},
 		{"header timeout", `{"name":"UnknownError","data":{"message":"The operation timed out."}}`, events.BinUnavailable, events.ReasonNetwork, 0},
+		{"bun socket", `{"name":"UnknownError","data":{"message":"The socket connection was closed unexpectedly. For more information, pass ` + "`verbose: true`" + ` in the second argument to fetch()"}}`, events.BinUnavailable, events.ReasonNetwork, 0},
 		{"unknown", `{"name":"UnknownError","data":{"message":"something else"}}`, events.BinAgentFailed, events.ReasonErrorEvent, 0},
 		{"empty", `{}`, events.BinAgentFailed, events.ReasonErrorEvent, 0},
 	}

@@ -109,23 +109,25 @@ const (
 )
 
 // Classify maps the errorMessage of a failed pi model call to hub's error
-// (SPEC §4). Rules, first match wins:
+// (SPEC §4). Rules, first match wins (statuses as normalize.StatusReason
+// maps them):
 //
 //	context overflow text (pi-ai's patterns)      invalid_input/context_overflow
 //	leading 401 or 403, "invalid api key"         unavailable/auth
-//	leading 429 with quota or billing             unavailable/quota
+//	leading 402, or 429 with quota or billing     unavailable/quota
 //	leading 429, "rate limit"                     unavailable/rate_limit
 //	leading 503 or 529, "overloaded"              unavailable/overloaded
 //	leading 5xx                                   unavailable/server
 //	leading 404 naming a model                    invalid_input/bad_model
 //	leading 400, 404, 413, 422                    invalid_input/bad_request
-//	"timed out", connection errors                unavailable/network
+//	normalize.IsNetworkError ("timed out", …)     unavailable/network
 //	"aborted"                                     cancelled/agent_aborted
 //	anything else                                 agent_failed/error_event
 //
 // http_status is set from the leading status. It never returns nil.
 func Classify(msg string) *events.Error {
 	status := leadingStatus(msg)
+	_, byStatus := normalize.StatusReason(status)
 	text := normalize.Shorten(strings.TrimSpace(msg), 1000)
 	if text == "" {
 		text = "pi reported an error without a message"
@@ -136,32 +138,26 @@ func Classify(msg string) *events.Error {
 	switch {
 	case isOverflow(msg):
 		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
-	case status == 401 || status == 403 || normalize.ContainsFold(msg, "invalid api key", "incorrect api key", "invalid x-api-key"):
+	case byStatus == events.ReasonAuth || normalize.ContainsFold(msg, "invalid api key", "incorrect api key", "invalid x-api-key"):
 		return mk(events.BinUnavailable, events.ReasonAuth, hintAuth)
-	case status == 429 && normalize.ContainsFold(msg, "insufficient_quota", "quota", "billing"):
+	case byStatus == events.ReasonQuota || byStatus == events.ReasonRateLimit && normalize.ContainsFold(msg, "insufficient_quota", "quota", "billing"):
 		return mk(events.BinUnavailable, events.ReasonQuota, hintQuota)
-	case status == 429 || normalize.ContainsFold(msg, "rate limit", "too many requests"):
+	case byStatus == events.ReasonRateLimit || normalize.ContainsFold(msg, "rate limit", "too many requests"):
 		return mk(events.BinUnavailable, events.ReasonRateLimit, hintRate)
-	case status == 503 || status == 529 || normalize.ContainsFold(msg, "overloaded"):
+	case byStatus == events.ReasonOverloaded || normalize.ContainsFold(msg, "overloaded"):
 		return mk(events.BinUnavailable, events.ReasonOverloaded, hintOverload)
-	case status >= 500:
+	case byStatus == events.ReasonServer:
 		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
 	case status == 404 && normalize.ContainsFold(msg, "model"):
 		return mk(events.BinInvalidInput, events.ReasonBadModel, hintModel)
-	case status == 400 || status == 404 || status == 413 || status == 422:
+	case byStatus == events.ReasonBadRequest:
 		return mk(events.BinInvalidInput, events.ReasonBadRequest, hintRequest)
-	case isNetwork(msg):
+	case normalize.IsNetworkError(msg):
 		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
 	case normalize.ContainsFold(msg, "aborted"):
 		return mk(events.BinCancelled, events.ReasonAgentAborted, hintAborted)
 	}
 	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run pi by hand with the same arguments for details")
-}
-
-func isNetwork(s string) bool {
-	return normalize.ContainsFold(s, "timed out", "timeout", "connection error", "connection refused",
-		"connection reset", "connection lost", "econnrefused", "econnreset", "enotfound", "fetch failed",
-		"socket hang up", "other side closed", "network error", "terminated")
 }
 
 // Outcome implements normalize.Decoder. The exit status never makes a run a

@@ -330,7 +330,7 @@ func (d *Decoder) retryStart(dst []events.Body, root gjson.Result) []events.Body
 	dst = append(dst, events.Notice{Kind: events.NoticeRetry, Data: data,
 		Message: fmt.Sprintf("pi is retrying the model call (attempt %d of %d, in %d ms): %s",
 			root.Get("attempt").Int(), root.Get("maxAttempts").Int(), root.Get("delayMs").Int(), normalize.Shorten(msg, 300))})
-	if d.failFast && d.abort == nil && (status == 401 || status == 403) {
+	if d.failFast && d.abort == nil && normalize.IsAuthStatus(status) {
 		d.abort = events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth,
 			"the provider rejected the credentials (%s); hub stopped pi instead of letting it retry", normalize.Shorten(msg, 600)).WithHTTPStatus(status)
 	}
