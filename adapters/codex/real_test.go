@@ -17,7 +17,7 @@ import (
 	_ "github.com/hubcli/hub/adapters/codex"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
-	"github.com/hubcli/hub/internal/mockllm"
+	"github.com/hubcli/hub/mockllm"
 	"github.com/hubcli/hub/internal/realcli"
 )
 

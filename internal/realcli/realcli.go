@@ -17,7 +17,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
-	"github.com/hubcli/hub/internal/mockllm"
+	"github.com/hubcli/hub/mockllm"
 	"github.com/hubcli/hub/internal/schematest"
 	"github.com/hubcli/hub/normalize"
 )
