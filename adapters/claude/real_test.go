@@ -16,8 +16,8 @@ import (
 	_ "github.com/hubcli/hub/adapters/claude"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
-	"github.com/hubcli/hub/mockllm"
 	"github.com/hubcli/hub/internal/realcli"
+	"github.com/hubcli/hub/mockllm"
 )
 
 type realRun struct {

@@ -17,8 +17,8 @@ import (
 	_ "github.com/hubcli/hub/adapters/codex"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
-	"github.com/hubcli/hub/mockllm"
 	"github.com/hubcli/hub/internal/realcli"
+	"github.com/hubcli/hub/mockllm"
 )
 
 // model is the model the tests' config names; hub's price table has it.

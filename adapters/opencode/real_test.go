@@ -17,8 +17,8 @@ import (
 	_ "github.com/hubcli/hub/adapters/opencode"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
-	"github.com/hubcli/hub/mockllm"
 	"github.com/hubcli/hub/internal/realcli"
+	"github.com/hubcli/hub/mockllm"
 )
 
 // config is an OpenCode config pointing provider "mock" at the server.

@@ -21,8 +21,8 @@ import (
 	_ "github.com/hubcli/hub/adapters/pi"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
-	"github.com/hubcli/hub/mockllm"
 	"github.com/hubcli/hub/internal/realcli"
+	"github.com/hubcli/hub/mockllm"
 )
 
 // modelsJSON is pi's models.json naming provider "mock" at the server.
