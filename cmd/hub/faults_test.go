@@ -30,9 +30,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/adapters/adaptertest/fakeagent"
 	"github.com/hubcli/hub/internal/proc"
-	"github.com/hubcli/hub/internal/schematest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/faults golden files")
@@ -171,14 +171,14 @@ func runHub(t *testing.T, dialect, fault string, o runOpts) *hubRun {
 	t.Logf("%s: hub exit %d in %v, peak RSS %d MB", t.Name(), r.code, r.took.Round(time.Millisecond), r.maxRSS/mb)
 	switch output {
 	case "json": // run.finished alone
-		if err := schematest.ValidateLine(r.stdout); err != nil {
+		if err := adaptertest.ValidateLine(r.stdout); err != nil {
 			t.Fatalf("hub's --output json is invalid: %v\nstderr: %s", err, r.stderr)
 		}
 		return r
 	case "text":
 		return r
 	}
-	if err := schematest.ValidateStream(r.stdout); err != nil {
+	if err := adaptertest.ValidateStream(r.stdout); err != nil {
 		t.Fatalf("hub's event stream is invalid: %v\nstderr: %s", err, r.stderr)
 	}
 	for _, line := range bytes.SplitAfter(r.stdout, []byte("\n")) {

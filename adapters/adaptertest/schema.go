@@ -1,7 +1,8 @@
-// Package schematest validates encoded hub events against events.Schema with
-// a maintained JSON Schema library (santhosh-tekuri/jsonschema, draft
-// 2020-12). Tests of every package that produces events use it.
-package schematest
+package adaptertest
+
+// Schema checks: encoded hub events against events.Schema, with a
+// maintained JSON Schema library (santhosh-tekuri/jsonschema, draft
+// 2020-12). Tests of every package that produces events use them.
 
 import (
 	"bytes"
@@ -14,29 +15,30 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
+// The schema, compiled once per process.
 var (
-	once    sync.Once
-	schema  *jsonschema.Schema
-	loadErr error
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
 )
 
 func compiled() (*jsonschema.Schema, error) {
-	once.Do(func() {
+	schemaOnce.Do(func() {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(events.Schema))
 		if err != nil {
-			loadErr = fmt.Errorf("schematest: parse schema: %w", err)
+			schemaErr = fmt.Errorf("adaptertest: parse schema: %w", err)
 			return
 		}
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
 		const url = "hub.event.v1.json"
 		if err := c.AddResource(url, doc); err != nil {
-			loadErr = fmt.Errorf("schematest: add schema: %w", err)
+			schemaErr = fmt.Errorf("adaptertest: add schema: %w", err)
 			return
 		}
-		schema, loadErr = c.Compile(url)
+		schema, schemaErr = c.Compile(url)
 	})
-	return schema, loadErr
+	return schema, schemaErr
 }
 
 // ValidateLine validates one encoded event (a JSON object, without or with a
