@@ -1,6 +1,7 @@
 package adaptertest
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -194,11 +195,12 @@ const grace = 2 * time.Second
 //     first retry notice.
 //
 // Every run is checked by RunChecked (a valid stream, nothing left
-// running). A scenario in a.Skip is skipped with its reason; Conformance
-// fails t at once if a.Skip names an unknown scenario or a lacks what a
-// scenario needs (Configure, IdleTimeout, ToolKilledTimeout). The adapter
-// must be registered. Call it once per agent, from a test that may run in
-// parallel with others.
+// running). A scenario in a.Skip is skipped with its reason. Conformance
+// fails t at once if a.Skip names an unknown scenario or a.Configure is
+// nil, and fails the scenario that needs a setting left unset (Idle:
+// IdleTimeout; ToolKilled: ToolKilledTimeout). The adapter must be
+// registered. Call it once per agent, from a test that may run in parallel
+// with others.
 func Conformance(t *testing.T, a Agent) {
 	t.Helper()
 	for name := range a.Skip {
@@ -356,7 +358,11 @@ func conformTool(t *testing.T, a Agent) {
 	started, finished := r.Tool()
 	if started == nil || started.Kind != events.ToolShell || a.Tool.Name != "" && started.Name != a.Tool.Name ||
 		a.Tool.CallIDKept && started.CallID != mockllm.ToolCallID {
-		t.Fatalf("tool.started = %+v, want %s/shell (the mock's call id %s: %v)", started, a.Tool.Name, mockllm.ToolCallID, a.Tool.CallIDKept)
+		got := "none"
+		if started != nil {
+			got = fmt.Sprintf("%s %s/%s input %s", started.CallID, started.Name, started.Kind, started.Input)
+		}
+		t.Fatalf("tool.started = %s, want %s/shell (the mock's call id %s: %v)", got, a.Tool.Name, mockllm.ToolCallID, a.Tool.CallIDKept)
 	}
 	if f := a.Tool.CommandField; f != "" && jsonField(started.Input, f) != mockllm.ToolCommand ||
 		f == "" && !strings.Contains(string(started.Input), mockllm.ToolCommand) {

@@ -28,5 +28,5 @@
 // Helpers that take a testing.TB report failures through it (Errorf for a
 // wrong value, Fatal when nothing further can be checked) and mark
 // themselves as helpers; the Validate functions return an error instead.
-// Everything is safe for use by parallel tests.
+// Parallel tests may use everything at once, each with its own Env.
 package adaptertest

@@ -44,7 +44,8 @@ func compiled() (*jsonschema.Schema, error) {
 // ValidateLine validates one encoded event (a JSON object, without or with a
 // trailing newline) against events.Schema. It also checks the output rules of
 // SPEC §3 the schema cannot express: no raw U+2028/U+2029 and no newline
-// inside the line.
+// inside the line. It returns an error saying which rule the line breaks,
+// with the line's start, or nil.
 func ValidateLine(line []byte) error {
 	s, err := compiled()
 	if err != nil {
@@ -69,7 +70,8 @@ func ValidateLine(line []byte) error {
 
 // ValidateStream validates a whole JSONL stream of one run: every line valid,
 // seq 0,1,2… without gaps, the same run_id throughout, and exactly one
-// run.finished, as the last line.
+// run.finished, as the last line. It returns an error naming the first
+// line that breaks one of these, or nil.
 func ValidateStream(stream []byte) error {
 	lines := bytes.Split(bytes.TrimSuffix(stream, []byte("\n")), []byte("\n"))
 	if len(lines) == 0 || len(lines[0]) == 0 {
