@@ -115,7 +115,7 @@ type Cost struct {
 	// budget is crossed at the result.
 	AtEnd bool
 	// Text and Big are the costs of one Text and one BigUsage call worked
-	// out by hand in USD (0: unchecked).
+	// out by hand in USD (0: unchecked), checked to 1e-12 and 1e-9 USD.
 	Text, Big float64
 }
 
@@ -277,10 +277,10 @@ func wantTotals(t *testing.T, a Agent, r Result, in, out, cacheRead int64) {
 	}
 }
 
-// wantCost: cost is want (hand-computed; 0 skips the check).
-func wantCost(t *testing.T, what string, got *float64, want float64) {
+// wantCost: cost is want (hand-computed; 0 skips the check) within tol USD.
+func wantCost(t *testing.T, what string, got *float64, want, tol float64) {
 	t.Helper()
-	if want != 0 && (got == nil || math.Abs(*got-want) > 1e-9) {
+	if want != 0 && (got == nil || math.Abs(*got-want) > tol) {
 		t.Errorf("%s cost = %v, want %v", what, got, want)
 	}
 }
@@ -290,7 +290,7 @@ func conformText(t *testing.T, a Agent) {
 	r := e.Run(t, TextPrompt, budget.Limits{})
 	a.WantOK(t, r, mockllm.TextAnswer)
 	wantTotals(t, a, r, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
-	wantCost(t, "run.finished", r.Fin.CostUSD, a.Cost.Text)
+	wantCost(t, "run.finished", r.Fin.CostUSD, a.Cost.Text, 1e-12)
 	if r.Fin.Turns != 1 || r.Fin.ToolCalls != 0 {
 		t.Errorf("turns=%d tool_calls=%d, want 1, 0", r.Fin.Turns, r.Fin.ToolCalls)
 	}
@@ -401,7 +401,7 @@ func conformBigUsage(t *testing.T, a Agent) {
 	} else {
 		CheckTokens(t, steps[0].Step, in, out, cached)
 	}
-	wantCost(t, "first usage step's", steps[0].Step.CostUSD, a.Cost.Big)
+	wantCost(t, "first usage step's", steps[0].Step.CostUSD, a.Cost.Big, 1e-9)
 	calls := len(ModelCalls(e.Server))
 	if a.Compaction == CompactCalls {
 		// More model calls follow the first, each reported by its own
@@ -416,7 +416,7 @@ func conformBigUsage(t *testing.T, a Agent) {
 		}
 	} else {
 		wantTotals(t, a, r, in, out, cached)
-		wantCost(t, "run.finished", r.Fin.CostUSD, a.Cost.Big)
+		wantCost(t, "run.finished", r.Fin.CostUSD, a.Cost.Big, 1e-9)
 		if r.Fin.Turns != 1 {
 			t.Errorf("turns = %d, want 1", r.Fin.Turns)
 		}
@@ -540,7 +540,7 @@ func conformMaxCost(t *testing.T, a Agent) {
 		if n := len(r.Events); r.Events[n-2].Type() != events.TypeUsage {
 			t.Errorf("last forwarded event = %s, want the crossing usage", r.Events[n-2].Type())
 		}
-		wantCost(t, "run.finished", r.Fin.CostUSD, a.Cost.Big)
+		wantCost(t, "run.finished", r.Fin.CostUSD, a.Cost.Big, 1e-9)
 	}
 	if r.Fin.Turns != 1 {
 		t.Errorf("turns = %d, want 1 (the big call's only)", r.Fin.Turns)
