@@ -153,8 +153,8 @@ type Result struct {
 // run must keep: a valid event stream with one run.finished, last
 // (ValidateStream), and no live process whose environment names dir (the
 // run's home from Home: Leftovers). It reports a failure of either with
-// t.Errorf and returns the result all the same. The stream is logged when
-// the test fails or runs with -v.
+// t.Errorf and returns the result all the same. The stream is logged with
+// -v, or when the test has failed by the time it ends.
 func RunChecked(t *testing.T, req adapters.Request, dir string, opts ...adapters.Option) Result {
 	t.Helper()
 	var res Result
@@ -172,8 +172,15 @@ func RunChecked(t *testing.T, req adapters.Request, dir string, opts ...adapters
 	if left := Leftovers(dir); len(left) > 0 {
 		t.Errorf("processes of the run still alive after Run returned: %v", left)
 	}
-	if t.Failed() || testing.Verbose() {
+	if testing.Verbose() {
 		t.Logf("events:\n%s", stream.Bytes())
+	} else {
+		// A check after RunChecked may fail the test: show the stream then.
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("events of %s run %s:\n%s", req.Agent, req.Prompt, stream.Bytes())
+			}
+		})
 	}
 	return res
 }

@@ -92,8 +92,12 @@ var agent = adaptertest.Agent{
 	OneCallPerError: true,
 	// Above pi's start-up time on a busy 2-core machine. With retries off
 	// pi would wait for the OpenAI SDK's own 10-minute timeout.
-	IdleTimeout:       10 * time.Second,
-	ToolKilledTimeout: 15 * time.Second,
+	IdleTimeout: 10 * time.Second,
+	// Stopping the run mid-tool must kill the tool and what it started
+	// (pi had no such test before). The wall timeout must cover two Node
+	// start-ups (the version probe, then the run) before the tool runs:
+	// 15 s did not once, with the whole suite on a loaded 2-core machine.
+	ToolKilledTimeout: 30 * time.Second,
 	// pi has no setting hub can pass: hub counts its retry notices.
 	HubCountsRetries: true,
 	Skip: map[string]string{
