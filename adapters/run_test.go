@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
 	_ "github.com/hubcli/hub/adapters/opencode"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/proc"
-	"github.com/hubcli/hub/internal/schematest"
 	"github.com/hubcli/hub/normalize"
 )
 
@@ -82,7 +82,7 @@ func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*
 	}, opts...)
 	res.took = time.Since(start)
 	res.stream = buf.Bytes()
-	if err := schematest.ValidateStream(res.stream); err != nil {
+	if err := adaptertest.ValidateStream(res.stream); err != nil {
 		t.Errorf("event stream invalid: %v", err)
 	}
 	if len(res.events) > 0 {

@@ -148,6 +148,7 @@ func (s *stream) line(l framer.Line) {
 // event at which a guard returns a cause is the last one forwarded (see
 // Guard). It is the entry for events that do not come from JSON lines.
 func (s *stream) publish(bodies []events.Body) {
+	bodies = s.meter.Price(bodies) // the costs the agent does not report
 	for _, b := range bodies {
 		if s.over != nil {
 			return

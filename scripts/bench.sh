@@ -51,7 +51,7 @@ echo "scratch: $DIR"
 echo
 
 go build -o "$DIR/hub" ./cmd/hub
-go build -o "$DIR/benchgen" ./internal/benchgen/cmd/benchgen
+go build -o "$DIR/benchgen" ./adapters/adaptertest/benchgen/cmd/benchgen
 
 # median_s NAME CMD: times CMD (a shell command line) $RUNS times and
 # prints the median wall time in seconds.

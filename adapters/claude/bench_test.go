@@ -3,7 +3,7 @@ package claude_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/adapters/adaptertest"
 )
 
 // BenchmarkReplay normalizes the recorded tool transcript repeated to 16 MiB
@@ -12,5 +12,5 @@ import (
 //
 //	go test -run XXX -bench Replay ./adapters/claude
 func BenchmarkReplay(b *testing.B) {
-	benchgen.BenchReplay(b, "claude", "")
+	adaptertest.BenchReplay(b, "claude", "")
 }

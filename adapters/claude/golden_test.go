@@ -5,12 +5,15 @@ package claude_test
 // .golden.jsonl. Rewrite with: go test ./adapters/claude -run Golden -update
 
 import (
+	"flag"
 	"testing"
 
-	"github.com/hubcli/hub/internal/goldentest"
+	"github.com/hubcli/hub/adapters/adaptertest"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/claude golden files")
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	goldentest.Check(t, "claude", "")
+	adaptertest.Transcripts{Agent: "claude", Update: *update}.Check(t)
 }

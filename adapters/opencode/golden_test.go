@@ -6,15 +6,17 @@ package opencode_test
 // Rewrite the golden files with: go test ./adapters/opencode -run Golden -update
 
 import (
+	"flag"
 	"testing"
 
-	"github.com/hubcli/hub/internal/benchgen"
-	"github.com/hubcli/hub/internal/goldentest"
+	"github.com/hubcli/hub/adapters/adaptertest"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/opencode golden files")
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	goldentest.Check(t, "opencode", "mock/mock-model")
+	adaptertest.Transcripts{Agent: "opencode", Model: "mock/mock-model", Update: *update}.Check(t)
 }
 
 // BenchmarkReplay normalizes the recorded tool transcript repeated to 16 MiB
@@ -23,5 +25,5 @@ func TestGolden(t *testing.T) {
 //
 //	go test -run XXX -bench Replay ./adapters/opencode
 func BenchmarkReplay(b *testing.B) {
-	benchgen.BenchReplay(b, "opencode", "mock/mock-model")
+	adaptertest.BenchReplay(b, "opencode", "mock/mock-model")
 }

@@ -5,12 +5,15 @@ package pi_test
 // .golden.jsonl. Rewrite with: go test ./adapters/pi -run Golden -update
 
 import (
+	"flag"
 	"testing"
 
-	"github.com/hubcli/hub/internal/goldentest"
+	"github.com/hubcli/hub/adapters/adaptertest"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/pi golden files")
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	goldentest.Check(t, "pi", "mock/mock-model")
+	adaptertest.Transcripts{Agent: "pi", Model: "mock/mock-model", Update: *update}.Check(t)
 }

@@ -1,7 +1,7 @@
 package main
 
 // The fault suite (issue 7): for each agent's dialect, a fake agent
-// (internal/fakeagent, played by this test binary) reproduces one fault from
+// (adapters/adaptertest/fakeagent, played by this test binary) reproduces one fault from
 // the field's public bug reports, and a real hub process (this test binary
 // as hub) runs it through the whole `hub run --output jsonl` path. Each case
 // checks the run's events byte for byte against a golden file
@@ -30,9 +30,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hubcli/hub/internal/fakeagent"
+	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/adapters/adaptertest/fakeagent"
 	"github.com/hubcli/hub/internal/proc"
-	"github.com/hubcli/hub/internal/schematest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/faults golden files")
@@ -171,14 +171,14 @@ func runHub(t *testing.T, dialect, fault string, o runOpts) *hubRun {
 	t.Logf("%s: hub exit %d in %v, peak RSS %d MB", t.Name(), r.code, r.took.Round(time.Millisecond), r.maxRSS/mb)
 	switch output {
 	case "json": // run.finished alone
-		if err := schematest.ValidateLine(r.stdout); err != nil {
+		if err := adaptertest.ValidateLine(r.stdout); err != nil {
 			t.Fatalf("hub's --output json is invalid: %v\nstderr: %s", err, r.stderr)
 		}
 		return r
 	case "text":
 		return r
 	}
-	if err := schematest.ValidateStream(r.stdout); err != nil {
+	if err := adaptertest.ValidateStream(r.stdout); err != nil {
 		t.Fatalf("hub's event stream is invalid: %v\nstderr: %s", err, r.stderr)
 	}
 	for _, line := range bytes.SplitAfter(r.stdout, []byte("\n")) {
@@ -708,7 +708,7 @@ var (
 	prodDir  string // set by TestFaults: a temporary directory that outlives its subtests
 )
 
-// prodBinaries builds hub, the fake agent (internal/fakeagent/cmd/
+// prodBinaries builds hub, the fake agent (adapters/adaptertest/fakeagent/cmd/
 // fakeagent) and the memory measure (…/cmd/maxrss) as users' binaries are
 // built — `go build`, no race detector — once per test binary, and returns
 // their paths. After `go vet ./...` (CI runs it first) every package is
@@ -721,7 +721,7 @@ func prodBinaries(t *testing.T) (hub, fake, measure string) {
 		if err != nil {
 			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
-		for _, b := range [][2]string{{hub, "."}, {fake, "../../internal/fakeagent/cmd/fakeagent"}, {measure, "../../internal/fakeagent/cmd/maxrss"}} {
+		for _, b := range [][2]string{{hub, "."}, {fake, "../../adapters/adaptertest/fakeagent/cmd/fakeagent"}, {measure, "../../adapters/adaptertest/fakeagent/cmd/maxrss"}} {
 			out, err := exec.Command(goCmd, "build", "-o", b[0], b[1]).CombinedOutput()
 			if err != nil {
 				prodErr = fmt.Errorf("go build %s: %v\n%s", b[1], err, out)

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/proc"
-	"github.com/hubcli/hub/internal/schematest"
 )
 
 // TestMain lets the test binary act as hub itself (HUB_TEST_AS_HUB=1), for
@@ -110,7 +110,7 @@ func TestRunOutputs(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
-	if err := schematest.ValidateStream([]byte(out)); err != nil {
+	if err := adaptertest.ValidateStream([]byte(out)); err != nil {
 		t.Errorf("jsonl output: %v", err)
 	}
 
@@ -188,7 +188,7 @@ func TestRunExitCodes(t *testing.T) {
 		if code != tt.code {
 			t.Errorf("agent %q: exit %d, want %d\n%s", tt.body, code, tt.code, out)
 		}
-		if err := schematest.ValidateStream([]byte(out)); err != nil {
+		if err := adaptertest.ValidateStream([]byte(out)); err != nil {
 			t.Errorf("agent %q: %v", tt.body, err)
 		}
 	}
@@ -229,7 +229,7 @@ sleep 300 & wait`)
 	if !strings.Contains(last, `"type":"run.finished"`) || !strings.Contains(last, `"bin":"cancelled","reason":"caller"`) {
 		t.Errorf("last line = %s, want run.finished cancelled/caller", last)
 	}
-	if err := schematest.ValidateStream([]byte(out.String())); err != nil {
+	if err := adaptertest.ValidateStream([]byte(out.String())); err != nil {
 		t.Error(err)
 	}
 	b, _ := os.ReadFile(pidfile)
@@ -449,7 +449,7 @@ func TestReplayCommand(t *testing.T) {
 		if code != tt.code {
 			t.Errorf("replay %q: exit %d, want %d (%s)", tt.args, code, tt.code, stderr)
 		}
-		if err := schematest.ValidateStream([]byte(out)); err != nil {
+		if err := adaptertest.ValidateStream([]byte(out)); err != nil {
 			t.Errorf("replay %q: %v", tt.args, err)
 		}
 	}

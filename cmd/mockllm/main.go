@@ -1,4 +1,4 @@
-// Command mockllm runs the mock model server of package internal/mockllm, for
+// Command mockllm runs the mock model server of package mockllm, for
 // trying agent CLIs against it by hand. It prints one line,
 // MOCKLLM_URL=http://127.0.0.1:PORT, then serves until SIGINT or SIGTERM.
 package main
@@ -12,7 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/hubcli/hub/internal/mockllm"
+	"github.com/hubcli/hub/mockllm"
 )
 
 func main() {

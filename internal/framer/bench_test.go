@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/adapters/adaptertest/benchgen"
 	"github.com/hubcli/hub/internal/framer"
 )
 
 // BenchmarkFramerAgents frames each agent's recorded transcripts repeated to
-// 16 MiB and a generated 32 MiB transcript (see internal/benchgen):
+// 16 MiB and a generated 32 MiB transcript (see adapters/adaptertest/benchgen):
 //
 //	go test -run XXX -bench FramerAgents ./internal/framer
 func BenchmarkFramerAgents(b *testing.B) {

@@ -3,21 +3,21 @@ package opencode_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/normalize"
 	"github.com/hubcli/hub/normalize/opencode"
 )
 
 // BenchmarkDecode decodes recorded transcripts repeated to 16 MiB and a
-// generated 32 MiB transcript (see internal/benchgen):
+// generated 32 MiB transcript (see adapters/adaptertest/benchgen):
 //
 //	go test -run XXX -bench Decode ./normalize/opencode
 func BenchmarkDecode(b *testing.B) {
-	benchgen.BenchDecoder(b, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model") })
+	adaptertest.BenchDecoder(b, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model") })
 }
 
 // TestLineNotKept: the decoder keeps nothing of a line past Decode.
 func TestLineNotKept(t *testing.T) {
 	t.Parallel()
-	benchgen.CheckLineNotKept(t, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model") })
+	adaptertest.CheckLineNotKept(t, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model") })
 }

@@ -3,21 +3,21 @@ package pi_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/normalize"
 	"github.com/hubcli/hub/normalize/pi"
 )
 
 // BenchmarkDecode decodes recorded transcripts repeated to 16 MiB and a
-// generated 32 MiB transcript (see internal/benchgen):
+// generated 32 MiB transcript (see adapters/adaptertest/benchgen):
 //
 //	go test -run XXX -bench Decode ./normalize/pi
 func BenchmarkDecode(b *testing.B) {
-	benchgen.BenchDecoder(b, "pi", func() normalize.Decoder { return pi.New("", true) })
+	adaptertest.BenchDecoder(b, "pi", func() normalize.Decoder { return pi.New("", true) })
 }
 
 // TestLineNotKept: the decoder keeps nothing of a line past Decode.
 func TestLineNotKept(t *testing.T) {
 	t.Parallel()
-	benchgen.CheckLineNotKept(t, "pi", func() normalize.Decoder { return pi.New("", true) })
+	adaptertest.CheckLineNotKept(t, "pi", func() normalize.Decoder { return pi.New("", true) })
 }

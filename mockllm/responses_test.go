@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/internal/mockllm"
+	"github.com/hubcli/hub/mockllm"
 )
 
 // The parts of the request Codex 0.169.0 sends.

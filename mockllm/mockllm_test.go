@@ -15,7 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/hubcli/hub/internal/mockllm"
+	"github.com/hubcli/hub/mockllm"
 )
 
 // prompt bounds how long an unblocked request may take to return.

@@ -1,7 +1,7 @@
 // Command benchgen writes a large transcript shaped like an agent's recorded
 // ones (see package benchgen), for scripts/bench.sh:
 //
-//	go run ./internal/benchgen/cmd/benchgen -agent claude -text code -size 500M -o /tmp/claude.jsonl
+//	go run ./adapters/adaptertest/benchgen/cmd/benchgen -agent claude -text code -size 500M -o /tmp/claude.jsonl
 package main
 
 import (
@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/adapters/adaptertest/benchgen"
 )
 
 func main() {

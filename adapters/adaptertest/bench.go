@@ -1,4 +1,4 @@
-package benchgen
+package adaptertest
 
 import (
 	"bytes"
@@ -6,68 +6,27 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest/benchgen"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 )
 
-// Sizes of the inputs the benchmarks run on.
-const (
-	RecordedSize  = 16 << 20 // recorded transcripts, repeated to at least this
-	GeneratedSize = 32 << 20 // one generated transcript
-)
-
-var generated sync.Map // agent → []byte
-
-// Generated returns a GeneratedSize transcript of agent (seed 1), made once
-// per process.
-func Generated(tb testing.TB, agent string) []byte {
-	if b, ok := generated.Load(agent); ok {
-		return b.([]byte)
-	}
-	var buf bytes.Buffer
-	if _, err := Generate(&buf, agent, Code, GeneratedSize, 1); err != nil {
-		tb.Fatal(err)
-	}
-	generated.Store(agent, buf.Bytes())
-	return buf.Bytes()
-}
-
-// Repeated returns agent's recorded transcripts, each a slice of lines,
-// repeated until they hold at least size bytes.
-func Repeated(tb testing.TB, agent string, size int) [][][]byte {
-	rec, err := Recorded(agent)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out [][][]byte
-	for n := 0; n < size; {
-		for _, t := range rec {
-			out = append(out, t)
-			for _, l := range t {
-				n += len(l) + 1
-			}
-		}
-	}
-	return out
-}
-
 // BenchDecoder benchmarks a decoder, made fresh for each transcript by
-// newDec, on agent's recorded transcripts (sub-benchmark "recorded") and on
-// a generated one ("generated"). It feeds only the lines that are JSON
+// newDec, on agent's recorded transcripts repeated to benchgen.RecordedSize
+// (sub-benchmark "recorded") and on a generated one ("generated"). It feeds only the lines that are JSON
 // objects, as the runner does, and reports bytes per second of input and
 // allocations per normalized event.
 func BenchDecoder(b *testing.B, agent string, newDec func() normalize.Decoder) {
 	b.Run("recorded", func(b *testing.B) {
-		benchDecode(b, Repeated(b, agent, RecordedSize), newDec)
+		benchDecode(b, benchgen.Repeated(b, agent, benchgen.RecordedSize), newDec)
 	})
 	b.Run("generated", func(b *testing.B) {
-		lines := bytes.Split(bytes.TrimSuffix(Generated(b, agent), []byte("\n")), []byte("\n"))
+		lines := bytes.Split(bytes.TrimSuffix(benchgen.Generated(b, agent), []byte("\n")), []byte("\n"))
 		benchDecode(b, [][][]byte{lines}, newDec)
 	})
 }
@@ -109,24 +68,26 @@ func benchDecode(b *testing.B, transcripts [][][]byte, newDec func() normalize.D
 
 // BenchReplay benchmarks adapters.Replay end to end (framing, cleaning,
 // decoding, budget metering, JSON encoding to io.Discard) for agent with
-// model: on its recorded tool transcript repeated to RecordedSize
-// ("recorded") and on a generated transcript ("generated").
+// model: on its recorded tool transcript repeated to benchgen.RecordedSize
+// ("recorded") and on a generated transcript ("generated"). The adapter
+// must be registered. It reports bytes per second of input and allocations
+// per normalized event.
 func BenchReplay(b *testing.B, agent, model string) {
 	b.Run("recorded", func(b *testing.B) {
 		benchReplay(b, agent, model, toolRepeated(b, agent))
 	})
 	b.Run("generated", func(b *testing.B) {
-		benchReplay(b, agent, model, Generated(b, agent))
+		benchReplay(b, agent, model, benchgen.Generated(b, agent))
 	})
 }
 
-// toolRepeated is testdata/<agent>/tool.jsonl repeated to RecordedSize.
+// toolRepeated is testdata/<agent>/tool.jsonl repeated to benchgen.RecordedSize.
 func toolRepeated(tb testing.TB, agent string) []byte {
 	raw, err := os.ReadFile(filepath.Join(Root(), "testdata", agent, "tool.jsonl"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return bytes.Repeat(raw, RecordedSize/len(raw)+1)
+	return bytes.Repeat(raw, benchgen.RecordedSize/len(raw)+1)
 }
 
 func benchReplay(b *testing.B, agent, model string, data []byte) {

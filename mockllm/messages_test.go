@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/internal/mockllm"
+	"github.com/hubcli/hub/mockllm"
 )
 
 // claudeTools are the schemas of two of Claude Code's tools.

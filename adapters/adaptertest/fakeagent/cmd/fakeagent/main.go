@@ -1,4 +1,4 @@
-// Command fakeagent is internal/fakeagent as a program of its own, for tests
+// Command fakeagent is package fakeagent as a program of its own, for tests
 // that want the fake agent built as users' binaries are (without the race
 // detector, whose shadow memory would count in a memory measure). The
 // environment selects the dialect and the fault; see package fakeagent.
@@ -7,7 +7,7 @@ package main
 import (
 	"os"
 
-	"github.com/hubcli/hub/internal/fakeagent"
+	"github.com/hubcli/hub/adapters/adaptertest/fakeagent"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-package benchgen
+package adaptertest
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/hubcli/hub/adapters/adaptertest/benchgen"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 )
@@ -17,15 +18,17 @@ import (
 // for the decoders that read their largest lines in place (normalize.View).
 // It decodes agent's recorded transcripts and a generated one twice: from
 // fresh copies of each line, and from one buffer that is overwritten after
-// every call; the events and the outcome must be the same.
+// every call; the events and the outcome must be the same. It fails t (with
+// the two event lists or outcomes) when they are not, and also when agent
+// has no recorded transcripts.
 func CheckLineNotKept(t *testing.T, agent string, newDec func() normalize.Decoder) {
 	t.Helper()
-	rec, err := Recorded(agent)
+	rec, err := benchgen.Recorded(agent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var gen bytes.Buffer
-	if _, err := Generate(&gen, agent, Code, 4<<20, 3); err != nil {
+	if _, err := benchgen.Generate(&gen, agent, benchgen.Code, 4<<20, 3); err != nil {
 		t.Fatal(err)
 	}
 	transcripts := append(rec, bytes.Split(bytes.TrimSuffix(gen.Bytes(), []byte("\n")), []byte("\n")))

@@ -1,5 +1,10 @@
 // Package mockllm is a small model server that speaks the wire APIs of the
-// providers the agent CLIs call, so tests can run the real CLIs offline.
+// providers the agent CLIs call, so tests can run the real CLIs offline:
+// hub's own tests, and the tests of programs that wrap hub (point the CLI's
+// provider at [Server.URL], put a [Scenario] marker word in the prompt, and
+// check what hub made of the answer; package adapters/adaptertest does the
+// pointing for the four agents hub knows). Command mockllm (cmd/mockllm)
+// serves it on its own, for trying a CLI by hand or from a script.
 //
 // It owns: binding a loopback port, choosing a [Scenario] from a marker word
 // in the prompt (MOCK_TEXT, MOCK_TOOL, MOCK_401, …), answering it in the

@@ -5,7 +5,10 @@
 // size is reached. Everything else in a line (ids, metadata, usage) is the
 // recorded bytes.
 //
-// It is benchmark support only: it decodes nothing and checks nothing.
+// It is benchmark support only: it decodes nothing and checks nothing (the
+// benchmarks and checks that run on its transcripts are in package
+// adaptertest). Command benchgen (cmd/benchgen) writes one to a file, for
+// scripts/bench.sh.
 package benchgen
 
 import (
@@ -36,10 +39,26 @@ const (
 	MaxOutput = 2 << 20
 )
 
-// Root returns the repository root (the directory holding go.mod).
+// Root returns the root of hub's module: the directory holding its go.mod,
+// found by walking up from this source file (in a clone, the repository;
+// for a program that requires hub, its copy in the module cache), so it
+// does not depend on how deep this package sits. It returns "" when the
+// source is not on disk (a binary built with -trimpath, moved elsewhere).
 func Root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return ""
+	}
+	for dir := filepath.Dir(file); ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return ""
+		}
+		dir = up
+	}
 }
 
 // Recorded returns the lines of every recorded transcript of agent

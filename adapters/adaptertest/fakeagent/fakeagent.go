@@ -10,7 +10,9 @@
 // grandchild holding stdout, credentials echoed on every channel.
 //
 // It owns no assertions: the tests that run it decide what hub must make of
-// each fault. Giant payloads are generated while writing, never held.
+// each fault. Giant payloads are generated while writing, never held. It is
+// public so that programs wrapping hub can play the same faults through
+// their own use of hub (cmd/fakeagent builds it as a program of its own).
 package fakeagent
 
 import (

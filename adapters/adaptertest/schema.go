@@ -1,7 +1,8 @@
-// Package schematest validates encoded hub events against events.Schema with
-// a maintained JSON Schema library (santhosh-tekuri/jsonschema, draft
-// 2020-12). Tests of every package that produces events use it.
-package schematest
+package adaptertest
+
+// Schema checks: encoded hub events against events.Schema, with a
+// maintained JSON Schema library (santhosh-tekuri/jsonschema, draft
+// 2020-12). Tests of every package that produces events use them.
 
 import (
 	"bytes"
@@ -14,35 +15,37 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
+// The schema, compiled once per process.
 var (
-	once    sync.Once
-	schema  *jsonschema.Schema
-	loadErr error
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
 )
 
 func compiled() (*jsonschema.Schema, error) {
-	once.Do(func() {
+	schemaOnce.Do(func() {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(events.Schema))
 		if err != nil {
-			loadErr = fmt.Errorf("schematest: parse schema: %w", err)
+			schemaErr = fmt.Errorf("adaptertest: parse schema: %w", err)
 			return
 		}
 		c := jsonschema.NewCompiler()
 		c.DefaultDraft(jsonschema.Draft2020)
 		const url = "hub.event.v1.json"
 		if err := c.AddResource(url, doc); err != nil {
-			loadErr = fmt.Errorf("schematest: add schema: %w", err)
+			schemaErr = fmt.Errorf("adaptertest: add schema: %w", err)
 			return
 		}
-		schema, loadErr = c.Compile(url)
+		schema, schemaErr = c.Compile(url)
 	})
-	return schema, loadErr
+	return schema, schemaErr
 }
 
 // ValidateLine validates one encoded event (a JSON object, without or with a
 // trailing newline) against events.Schema. It also checks the output rules of
 // SPEC §3 the schema cannot express: no raw U+2028/U+2029 and no newline
-// inside the line.
+// inside the line. It returns an error saying which rule the line breaks,
+// with the line's start, or nil.
 func ValidateLine(line []byte) error {
 	s, err := compiled()
 	if err != nil {
@@ -67,7 +70,8 @@ func ValidateLine(line []byte) error {
 
 // ValidateStream validates a whole JSONL stream of one run: every line valid,
 // seq 0,1,2… without gaps, the same run_id throughout, and exactly one
-// run.finished, as the last line.
+// run.finished, as the last line. It returns an error naming the first
+// line that breaks one of these, or nil.
 func ValidateStream(stream []byte) error {
 	lines := bytes.Split(bytes.TrimSuffix(stream, []byte("\n")), []byte("\n"))
 	if len(lines) == 0 || len(lines[0]) == 0 {

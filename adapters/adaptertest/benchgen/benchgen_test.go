@@ -6,7 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/hubcli/hub/internal/benchgen"
+	"github.com/hubcli/hub/adapters/adaptertest/benchgen"
 )
 
 // TestGenerate: every agent's recorded tool turn is found, the transcript

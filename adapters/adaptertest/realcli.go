@@ -1,0 +1,465 @@
+package adaptertest
+
+// Running the real agent CLIs (installed by scripts/install-agents.sh into
+// .tools/npm) against package mockllm: finding the binaries, giving every
+// run its own HOME and XDG directories, running it through adapters.Run
+// with the checks every run must pass, and the checks several tests share.
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest/benchgen"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/mockllm"
+	"github.com/hubcli/hub/normalize"
+)
+
+// RequireEnv names the variable that turns a missing real CLI from a skip
+// into a failure. scripts/test.sh (and so CI) sets it after installing them.
+const RequireEnv = "HUB_REQUIRE_REAL_CLIS"
+
+// Root returns the root of hub's module, the directory holding its go.mod
+// (see benchgen.Root: found from the source files, wherever this package
+// sits), or "" when the sources are not on disk.
+func Root() string { return benchgen.Root() }
+
+// Bin returns the path of the real CLI name: $HUB_<NAME>_BIN if set, else
+// .tools/npm/node_modules/.bin/<name> under [Root]. When it is missing the
+// test is skipped with the command that installs it, or fails if
+// [RequireEnv] is set. A program that wraps hub sets HUB_<NAME>_BIN.
+func Bin(t testing.TB, name string) string {
+	t.Helper()
+	env := "HUB_" + strings.ToUpper(name) + "_BIN"
+	path := os.Getenv(env)
+	if path == "" {
+		path = filepath.Join(Root(), ".tools", "npm", "node_modules", ".bin", name)
+	}
+	if _, err := os.Stat(path); err != nil {
+		msg := "real " + name + " CLI not found at " + path + ": run `bash scripts/install-agents.sh " + name + "` (or set " + env + ")"
+		if os.Getenv(RequireEnv) != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return path
+}
+
+// Home makes a fresh home for one run of a real CLI: HOME and the XDG
+// directories under one temporary directory. It returns that directory and
+// the environment entries to pass to the agent. The directory path is unique
+// and appears in every process of the run's environment (see Leftovers).
+// It fails t fatally if it cannot make the directories.
+func Home(t testing.TB) (dir string, env []string) {
+	t.Helper()
+	dir = t.TempDir()
+	env = []string{"HOME=" + filepath.Join(dir, "home")}
+	for _, x := range []string{"CONFIG", "DATA", "CACHE", "STATE"} {
+		env = append(env, "XDG_"+x+"_HOME="+filepath.Join(dir, "xdg", x))
+	}
+	for _, e := range env {
+		_, p, _ := strings.Cut(e, "=")
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, env
+}
+
+// Leftovers returns the pids of live processes (not zombies) whose
+// environment contains marker, for example "HOME=<dir>" from Home. A run
+// whose agent and tools are all gone has none.
+func Leftovers(marker string) []int {
+	ents, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte(marker)) {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// ModelCalls returns the model calls the mock server received (requests it
+// parsed into a scenario), leaving out probes such as count_tokens.
+func ModelCalls(s *mockllm.Server) []mockllm.Request {
+	var out []mockllm.Request
+	for _, r := range s.Requests() {
+		if r.Scenario != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// FirstUserText is the first model call's user text, for messages.
+func FirstUserText(calls []mockllm.Request) string {
+	if len(calls) == 0 {
+		return "(no call)"
+	}
+	return calls[0].UserText
+}
+
+// WantErr fails t unless fin is a failure with bin/reason (fatally: nothing
+// else is worth checking then), the retryable flag SPEC §4 gives them, a
+// hint, and (when status is not 0) that HTTP status.
+func WantErr(t testing.TB, fin events.RunFinished, bin events.Bin, reason events.Reason, status int) {
+	t.Helper()
+	e := fin.Error
+	if fin.OK || e == nil {
+		t.Fatalf("run.finished ok, want %s/%s", bin, reason)
+	}
+	if e.Bin != bin || e.Reason != reason {
+		t.Fatalf("error = %s/%s (%s), want %s/%s", e.Bin, e.Reason, e.Message, bin, reason)
+	}
+	if e.Retryable != events.Retryable(bin, reason) || e.Hint == "" {
+		t.Errorf("error retryable=%v hint=%q, want %v and a hint", e.Retryable, e.Hint, events.Retryable(bin, reason))
+	}
+	if status != 0 && (e.HTTPStatus == nil || *e.HTTPStatus != status) {
+		t.Errorf("http_status = %v, want %d", e.HTTPStatus, status)
+	}
+}
+
+// Result is one run through hub.
+type Result struct {
+	Fin    events.RunFinished
+	Events []events.Event // every event, run.finished last
+	Took   time.Duration  // wall time of adapters.Run
+}
+
+// RunChecked runs req through adapters.Run (with opts) and checks what every
+// run must keep: a valid event stream with one run.finished, last
+// (ValidateStream), and no live process whose environment names dir (the
+// run's home from Home: Leftovers). It reports a failure of either with
+// t.Errorf and returns the result all the same. The stream is logged with
+// -v, or when the test has failed by the time it ends.
+func RunChecked(t *testing.T, req adapters.Request, dir string, opts ...adapters.Option) Result {
+	t.Helper()
+	var res Result
+	var stream bytes.Buffer
+	enc := events.NewEncoder(&stream)
+	start := time.Now()
+	res.Fin = adapters.Run(t.Context(), req, func(ev events.Event) error {
+		res.Events = append(res.Events, ev)
+		return enc.Encode(ev)
+	}, opts...)
+	res.Took = time.Since(start)
+	if err := ValidateStream(stream.Bytes()); err != nil {
+		t.Errorf("event stream invalid: %v", err)
+	}
+	if left := Leftovers(dir); len(left) > 0 {
+		t.Errorf("processes of the run still alive after Run returned: %v", left)
+	}
+	if testing.Verbose() {
+		t.Logf("events:\n%s", stream.Bytes())
+	} else {
+		// A check after RunChecked may fail the test: show the stream then.
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("events of %s run %s:\n%s", req.Agent, req.Prompt, stream.Bytes())
+			}
+		})
+	}
+	return res
+}
+
+// Tool returns the run's last tool.started and tool.finished, nil if none.
+func (r Result) Tool() (*events.ToolStarted, *events.ToolFinished) {
+	var started *events.ToolStarted
+	var finished *events.ToolFinished
+	for _, ev := range r.Events {
+		switch b := ev.Body.(type) {
+		case events.ToolStarted:
+			started = &b
+		case events.ToolFinished:
+			finished = &b
+		}
+	}
+	return started, finished
+}
+
+// Notices returns the run's notices of kind, in order.
+func (r Result) Notices(kind events.NoticeKind) []events.Notice {
+	var out []events.Notice
+	for _, ev := range r.Events {
+		if b, ok := ev.Body.(events.Notice); ok && b.Kind == kind {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Usages returns the run's usage events, in order.
+func (r Result) Usages() []events.Usage {
+	var out []events.Usage
+	for _, ev := range r.Events {
+		if u, ok := ev.Body.(events.Usage); ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// Deltas returns the text of the run's text.delta events, joined.
+func (r Result) Deltas() string {
+	var b strings.Builder
+	for _, ev := range r.Events {
+		if d, ok := ev.Body.(events.TextDelta); ok {
+			b.WriteString(d.Text)
+		}
+	}
+	return b.String()
+}
+
+// Types returns the types of the run's events, in order, leaving out
+// text.delta (how many an answer streams in is the CLI's business).
+func (r Result) Types() []events.Type {
+	var out []events.Type
+	for _, ev := range r.Events {
+		if ev.Type() != events.TypeTextDelta {
+			out = append(out, ev.Type())
+		}
+	}
+	return out
+}
+
+// Prices is a model's price in USD per million tokens: the mock model's as
+// a test writes it into an agent's own config (OpenCode's provider config,
+// pi's models.json), or a real model's as hub's price table has it, written
+// out so that a cost can be checked by hand and not by the code under test.
+type Prices struct{ In, Out, CacheRead, CacheWrite float64 }
+
+// MockPrices are the prices the real-CLI tests configure for "mock-model".
+var MockPrices = Prices{In: 3, Out: 15, CacheRead: 0.3, CacheWrite: 3.75}
+
+// Cost is what p makes of the token counts, in USD.
+func (p Prices) Cost(in, out, cacheRead, cacheWrite int64) float64 {
+	return (float64(in)*p.In + float64(out)*p.Out + float64(cacheRead)*p.CacheRead + float64(cacheWrite)*p.CacheWrite) / 1e6
+}
+
+// CheckTokens fails t (Errorf) unless got has these input (cache excluded),
+// output and cache-read tokens and no cache writes.
+func CheckTokens(t testing.TB, got events.Tokens, in, out, cacheRead int64) {
+	t.Helper()
+	if got.Input != in || got.Output != out || got.CacheRead != cacheRead || got.CacheWrite != 0 {
+		t.Errorf("usage = in %d out %d cache read %d write %d, want %d %d %d 0", got.Input, got.Output, got.CacheRead, got.CacheWrite, in, out, cacheRead)
+	}
+}
+
+// CheckUsage is CheckTokens and also fails t unless got's cost is p applied
+// to those tokens (within 1e-9 USD).
+func CheckUsage(t testing.TB, got events.Tokens, p Prices, in, out, cacheRead int64) {
+	t.Helper()
+	CheckTokens(t, got, in, out, cacheRead)
+	want := p.Cost(in, out, cacheRead, 0)
+	if got.CostUSD == nil || math.Abs(*got.CostUSD-want) > 1e-9 {
+		t.Errorf("cost = %v, want %.6f", got.CostUSD, want)
+	}
+}
+
+// CheckFinalAnswer checks a real run of [mockllm.ToolLoop] stopped by
+// --max-tool-steps 2 and resumed for a final answer (SPEC §5): the bin is
+// budget_exceeded/tool_steps, the third tool call was the last one, the text
+// is the mock model's [mockllm.LoopAnswer] marked partial, the session id is
+// kept, and the last model call carried adapters.FinalAnswerPrompt in its
+// last user text (byte for byte, though the CLI may add context around it)
+// and still offered tools (the mock server, as the Anthropic API does,
+// refuses a tool history without tools). It fails t fatally on a wrong bin
+// or no model call, with Errorf otherwise.
+func CheckFinalAnswer(t testing.TB, fin events.RunFinished, srv *mockllm.Server) {
+	t.Helper()
+	WantErr(t, fin, events.BinBudgetExceeded, events.ReasonToolSteps, 0)
+	if !fin.Partial || fin.Text != mockllm.LoopAnswer {
+		t.Errorf("run.finished partial=%v text=%q, want the resume's answer %q marked partial (error: %v)", fin.Partial, fin.Text, mockllm.LoopAnswer, fin.Error)
+	}
+	if fin.ToolCalls != 3 {
+		t.Errorf("tool_calls = %d, want 3 (the crossing call is the last)", fin.ToolCalls)
+	}
+	if fin.SessionID == nil || *fin.SessionID == "" {
+		t.Errorf("session_id = %v, want the resumed session", fin.SessionID)
+	}
+	calls := ModelCalls(srv)
+	if len(calls) == 0 {
+		t.Fatal("no model calls")
+	}
+	last := calls[len(calls)-1]
+	if !strings.Contains(last.LastUserText, adapters.FinalAnswerPrompt) {
+		t.Errorf("last model call's user text = %q, want the final-answer prompt", normalize.Shorten(last.LastUserText, 300))
+	}
+	if len(last.Tools) == 0 {
+		t.Errorf("last model call offered no tools, want them kept")
+	}
+}
+
+// Retries is what a run wants of the agent CLI's own retries of a failed
+// model call; [Agent.Configure] reads it from [Env.Retries].
+type Retries int
+
+const (
+	// RetriesFew: as few as the CLI can be set to (Claude Code 1, Codex 1,
+	// pi none; OpenCode has no setting), so that an error scenario ends in
+	// seconds. The default.
+	RetriesFew Retries = iota
+	// RetriesDefault: the CLI's own retries as it ships them (pi: its
+	// auto-retry, with the provider SDK's retries inside each attempt off
+	// so that an attempt is one model call), which hub's fail-fast and
+	// --agent-retries must bound.
+	RetriesDefault
+)
+
+// Shell is how an agent's shell tool starts bash, which says where a test
+// puts a script every tool command runs first ([Env.ShellInit]).
+type Shell int
+
+const (
+	// ShellBashEnv: a non-interactive bash, which sources $BASH_ENV
+	// (Claude Code, OpenCode, pi).
+	ShellBashEnv Shell = iota
+	// ShellLogin: a login shell (`bash -lc`, Codex), which sources
+	// ~/.bash_profile.
+	ShellLogin
+)
+
+// SlowEcho is a shell script for [Env.ShellInit] that makes the mock's tool
+// command (echo, [mockllm.ToolCommand]) sleep 300 s before it prints: a tool
+// that outlives any limit a test sets.
+const SlowEcho = "echo() { sleep 300; builtin echo \"$@\"; }\n"
+
+// Setup is what [Agent.Prepare] makes an [Env] from. The zero value is a
+// mock server with default options and [RetriesFew].
+type Setup struct {
+	Server  mockllm.Options
+	Retries Retries
+}
+
+// Env is the private world of one agent's runs: a mock server, a home and
+// a working directory, and the environment that points the CLI at the
+// server. Several runs may share one (to resume a session); an Env is not
+// safe for concurrent use.
+type Env struct {
+	Agent  Agent
+	Server *mockllm.Server
+	// Dir holds everything; every process of the runs has it in its
+	// environment (HOME is under it), which is how RunChecked finds
+	// processes left behind.
+	Dir     string
+	Home    string   // $HOME
+	Work    string   // the runs' working directory
+	Env     []string // HOME, the XDG directories and what Agent.Configure added
+	Retries Retries  // what Agent.Configure is to set up
+}
+
+// Prepare starts a mock server with s.Server (closed when t ends), makes a
+// fresh home and working directory, and has a.Configure point the CLI at
+// the server. It fails t fatally if any of that fails.
+func (a Agent) Prepare(t *testing.T, s Setup) *Env {
+	t.Helper()
+	srv, err := mockllm.StartWith(s.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	dir, env := Home(t)
+	e := &Env{Agent: a, Server: srv, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "work"), Env: env, Retries: s.Retries}
+	if err := os.MkdirAll(e.Work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if a.Configure != nil {
+		a.Configure(t, e)
+	}
+	return e
+}
+
+// Write writes data to the file name under e.Dir (its directory made
+// first), fails t fatally if it cannot, and returns the file's path.
+func (e *Env) Write(t testing.TB, name, data string) string {
+	t.Helper()
+	path := filepath.Join(e.Dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// ShellInit makes every command the agent's shell tool runs from now on
+// source script first, the way the agent's [Shell] allows: $BASH_ENV for
+// ShellBashEnv, ~/.bash_profile for ShellLogin.
+func (e *Env) ShellInit(t testing.TB, script string) {
+	t.Helper()
+	switch e.Agent.Shell {
+	case ShellLogin:
+		e.Write(t, filepath.Join("home", ".bash_profile"), script)
+	default:
+		e.Env = append(e.Env, "BASH_ENV="+e.Write(t, "bashenv", script))
+	}
+}
+
+// Run runs the real CLI (Bin) on prompt through RunChecked, in e.Work with
+// e.Env, Agent.Model and limits (Timeout 2 minutes when unset); edit, if
+// any, then changes the request. It waits for one of Agent.Slots first.
+func (e *Env) Run(t *testing.T, prompt string, limits budget.Limits, edit ...func(*adapters.Request)) Result {
+	t.Helper()
+	if limits.Timeout == 0 {
+		limits.Timeout = 2 * time.Minute
+	}
+	req := adapters.Request{Agent: e.Agent.Name, Prompt: prompt, Model: e.Agent.Model, Bin: Bin(t, e.Agent.Name),
+		Cwd: e.Work, Env: slices.Clone(e.Env), Limits: limits}
+	for _, f := range edit {
+		f(&req)
+	}
+	defer e.Agent.TakeSlot(t)()
+	return RunChecked(t, req, e.Dir)
+}
+
+// TakeSlot waits for one of a.Slots (at once when Slots is nil) and returns
+// the function that gives it back. It fails t fatally if t's context ends
+// first.
+func (a Agent) TakeSlot(t testing.TB) (release func()) {
+	t.Helper()
+	if a.Slots == nil {
+		return func() {}
+	}
+	select {
+	case a.Slots <- struct{}{}:
+		return func() { <-a.Slots }
+	case <-t.Context().Done():
+		t.Fatalf("no slot to run %s in before the test ended", a.Name)
+		return nil
+	}
+}
+
+// jsonField returns the string field name of the JSON object raw, "" if
+// there is none.
+func jsonField(raw json.RawMessage, name string) string {
+	var m map[string]json.RawMessage
+	var s string
+	if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m[name], &s) != nil {
+		return ""
+	}
+	return s
+}
