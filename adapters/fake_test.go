@@ -154,7 +154,13 @@ var scenarios = map[string]func(args []string){
 		// the agent answers and exits at once (or after $HUB_FAKE_DELAY),
 		// before any periodic snapshot: only the environment marker ties the
 		// daemon to the run.
-		cmd := exec.Command("sh", "-c", `( setsid sh -c 'trap "" TERM; echo $$ > "$HUB_FAKE_PIDFILE"; exec sleep 300' </dev/null >/dev/null 2>&1 & ); while [ ! -s "$HUB_FAKE_PIDFILE" ]; do sleep 0.01; done`)
+		// With $HUB_FAKE_CLEARENV the daemon clears its environment, so no
+		// marker finds it either.
+		clear := ""
+		if os.Getenv("HUB_FAKE_CLEARENV") != "" {
+			clear = "env -i PIDFILE=\"$HUB_FAKE_PIDFILE\" "
+		}
+		cmd := exec.Command("sh", "-c", `export PIDFILE="$HUB_FAKE_PIDFILE"; ( setsid `+clear+`sh -c 'trap "" TERM; env > "$PIDFILE.env"; echo $$ > "$PIDFILE"; exec sleep 300' </dev/null >/dev/null 2>&1 & ); while [ ! -s "$HUB_FAKE_PIDFILE" ]; do sleep 0.01; done`)
 		if err := cmd.Run(); err != nil {
 			os.Exit(9)
 		}

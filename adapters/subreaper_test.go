@@ -88,3 +88,47 @@ func describe(pids []int) string {
 	}
 	return b.String()
 }
+
+// TestReapOrphansSole: with WithOrphans(true) (the caller runs no other
+// children: the hub CLI), a daemon the agent's tool detached is the run's
+// even when it cleared its environment, so no marker names it: it is killed
+// and waited for when the run ends. Run in a process of its own, as
+// TestReapOrphansConcurrent is.
+func TestReapOrphansSole(t *testing.T) {
+	if os.Getenv("HUB_TEST_SUBREAPER") == "" {
+		t.Parallel()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestReapOrphansSole$", "-test.v")
+		cmd.Env = append(os.Environ(), "HUB_TEST_SUBREAPER=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestReapOrphansSole") {
+			t.Fatalf("subreaper process: %v\n%s", err, out)
+		}
+		return
+	}
+	if err := adapters.BecomeSubreaper(); err != nil {
+		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
+	}
+	pidfile := filepath.Join(t.TempDir(), "daemon")
+	res := runFake(t, t.Context(), "tool-daemon", func(r *adapters.Request) {
+		r.Env = append(r.Env, "HUB_FAKE_PIDFILE="+pidfile, "HUB_FAKE_CLEARENV=1")
+	}, adapters.WithOrphans(true))
+	if !res.fin.OK {
+		t.Fatalf("run.finished ok=false: %v", res.fin.Error)
+	}
+	b, err := os.ReadFile(pidfile)
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || perr != nil || pid <= 0 {
+		t.Fatalf("daemon pid file %q: %v %v", b, err, perr)
+	}
+	if env, err := os.ReadFile(pidfile + ".env"); err != nil || strings.Contains(string(env), "HUB_RUN_MARK=") {
+		t.Fatalf("daemon's environment %q (%v): want it without the run's marker, or the test tests nothing", env, err)
+	}
+	// ESRCH: gone and waited for (a zombie would still answer).
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("daemon %d that cleared its environment still exists after the run (kill 0: %v; running: %v)", pid, err, proc.Running(pid))
+	}
+	if left := proc.Descendants(os.Getpid()); len(left) > 0 {
+		t.Errorf("processes left below the caller: %v", describe(left))
+	}
+}

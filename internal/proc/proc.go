@@ -103,10 +103,17 @@ func (g *Group) Snapshot() int {
 	for pid := range g.tree {
 		roots = append(roots, pid)
 	}
+	var found []procInfo
 	if g.Orphans {
-		roots = append(roots, g.orphans()...)
+		// The orphans themselves (re-parented to this process: a daemon
+		// the agent's tool detached, even one that cleared its
+		// environment), and below, their descendants.
+		found = g.orphans()
+		for _, p := range found {
+			roots = append(roots, p.pid)
+		}
 	}
-	for _, p := range descendants(roots...) {
+	for _, p := range append(found, descendants(roots...)...) {
 		if p.pid == g.PGID {
 			continue
 		}
@@ -119,15 +126,15 @@ func (g *Group) Snapshot() int {
 
 // orphans returns the children of this process that belong to the group (see
 // Orphans), other than the leader.
-func (g *Group) orphans() []int {
+func (g *Group) orphans() []procInfo {
 	self := os.Getpid()
-	var out []int
+	var out []procInfo
 	scan(func(p procInfo) {
 		if p.ppid != self || p.pid == g.PGID || p.zombie {
 			return
 		}
 		if g.Sole || g.Marker != "" && hasEnv(p.pid, g.Marker) {
-			out = append(out, p.pid)
+			out = append(out, p)
 		}
 	})
 	return out
