@@ -116,7 +116,8 @@ func (r *runner) resumeRequest(sid string, d time.Duration) Request {
 		IdleTimeout:  lim.IdleTimeout,
 		MaxCostUSD:   lim.MaxCostUSD,
 		MaxTokens:    lim.MaxTokens,
-		MaxToolSteps: tools, // any tool call crosses
+		MaxTurns:     lim.MaxTurns, // turns, like tokens and cost, count for the whole run
+		MaxToolSteps: tools,        // any tool call crosses
 		Grace:        lim.Grace,
 		Linger:       lim.Linger,
 		Finalize:     -1,

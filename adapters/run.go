@@ -123,7 +123,7 @@ func (r *runner) run(ctx context.Context) record {
 	if err != nil {
 		return r.notStarted(argv, inst.Version, err, nil)
 	}
-	if rec.Guard != nil && rec.Guard.Reason == events.ReasonToolSteps {
+	if _, ok := r.s.overBy.(toolStepGuard); ok { // not a caller's guard with the same reason
 		rec = r.finalize(ctx, ad, inst, rec)
 	}
 	return rec
@@ -167,6 +167,9 @@ func (r *runner) finish(rec record) events.RunFinished {
 	return rf
 }
 
+// errPanic is the stop cause of an agent whose run panicked.
+var errPanic = errors.New("adapters: the run panicked")
+
 // runMarker names the environment entry that marks every process of a run:
 // HUB_RUN_MARK=<random>. Processes that clear their environment escape it.
 const runMarker = "HUB_RUN_MARK"
@@ -193,6 +196,15 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 		return record{}, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
 			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err)
 	}
+	// A panic below (in the caller's sink or guard) must not leave the
+	// agent's tree running: kill it, wait for it, and let the panic go on.
+	defer func() {
+		if p := recover(); p != nil {
+			sup.Kill(errPanic)
+			sup.Wait()
+			panic(p)
+		}
+	}()
 	if started != nil {
 		started(sup.PID())
 	}

@@ -36,6 +36,7 @@ type stream struct {
 	maxLine int
 	guards  []Guard
 	over    *events.Error // the first guard's cause: nothing more is forwarded
+	overBy  Guard         // the guard that returned it
 	bodies  []events.Body // scratch for one line's events
 }
 
@@ -47,7 +48,7 @@ func newStream(agent string, o options, sink Sink) *stream {
 // redacting the values of env, stopping at the first of guards.
 func (s *stream) attempt(dec normalize.Decoder, maxLine int, env []string, guards []Guard) {
 	s.flush()
-	s.dec, s.guards, s.over = dec, guards, nil
+	s.dec, s.guards, s.over, s.overBy = dec, guards, nil, nil
 	s.secrets = newSecrets(env)
 	s.maxLine = maxLine
 	if s.maxLine <= 0 {
@@ -156,7 +157,7 @@ func (s *stream) publish(bodies []events.Body) {
 		s.emit(b)
 		for _, g := range s.guards {
 			if e := g.Check(b); e != nil {
-				s.over = e
+				s.over, s.overBy = e, g
 				break
 			}
 		}

@@ -40,10 +40,18 @@ func (e exitError) Error() string { return e.err.Error() }
 // process exit status. It never calls os.Exit. Closing kill (nil: never)
 // SIGKILLs a running agent's process group and descendants at once, without
 // the grace period (main closes it at a second signal).
-func run(ctx context.Context, kill <-chan struct{}, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(ctx context.Context, kill <-chan struct{}, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	// A panic is a hub bug: exit internal (11), not Go's 2 (a usage error
+	// to a wrapper). The run has already stopped the agent's tree.
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "hub: internal error, please report it: panic: %v\n%s", p, debug.Stack())
+			code = events.BinInternal.ExitCode()
+		}
+	}()
 	app := newApp(kill, stdin, stdout, stderr)
 	err := app.RunContext(ctx, args)
-	code := exitCode(err)
+	code = exitCode(err)
 	if err != nil && code == exitUsage {
 		fmt.Fprintf(stderr, "hub: %v\n", err)
 		fmt.Fprintln(stderr, "run `hub help` or `hub run --help` for usage")

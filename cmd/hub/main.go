@@ -38,7 +38,9 @@ func signalContext(force func()) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
 	// SIGHUP: a closed terminal or a dropped ssh session.
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// SIGQUIT (Ctrl-\) too: Go's default would dump goroutines and exit 2,
+	// the usage-error status, leaving the agent's tools behind.
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	done := make(chan struct{})
 	go func() {

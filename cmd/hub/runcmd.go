@@ -116,11 +116,17 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	var rawLog *errWriter
 	if p.rawLog != "" {
 		// 0600: it holds the agent's output byte for byte, credentials too.
+		// An existing file is made 0600 too, before anything is written.
 		f, err := os.OpenFile(p.rawLog, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return usagef("run: --raw-log: %v", err)
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
+			if err := f.Chmod(0o600); err != nil {
+				return usagef("run: --raw-log %s: cannot make it readable by its owner only (it holds credentials): %v", p.rawLog, err)
+			}
+		}
 		rawLog = &errWriter{w: f}
 		opts = append(opts, adapters.WithRawLog(rawLog))
 	}
