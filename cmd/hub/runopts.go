@@ -125,6 +125,9 @@ func (o runOptions) plan() (runPlan, error) {
 	if err := misplacedFlag(o.Args, o.DashDash); err != nil {
 		return runPlan{}, err
 	}
+	if err := o.swallowedFlag(); err != nil {
+		return runPlan{}, err
+	}
 	names := strings.Join(adapters.Names(), ", ")
 	if o.Agent == "" {
 		return runPlan{}, usagef("run: --agent is required (one of: %s)", names)
@@ -274,6 +277,27 @@ func misplacedFlag(args []string, dashDash bool) error {
 			return usagef("run: flag %s after the prompt: move it before the prompt, or put the prompt after -- to send %q to the agent as text", dashed(name), w)
 		}
 		return usagef("run: %q after the prompt is not a hub run flag: put the prompt after -- to send it to the agent as text (hub run [flags] -- PROMPT)", w)
+	}
+	return nil
+}
+
+// swallowedFlag refuses a flag whose value is another hub run flag
+// (`--model --timeout 1s`): Go's flag parsing takes the next word as the
+// value, so the limit the user typed would silently not apply.
+func (o runOptions) swallowedFlag() error {
+	values := []struct{ flag, value string }{
+		{"agent", o.Agent}, {"model", o.Model}, {"cwd", o.Cwd}, {"resume", o.Resume}, {"bin", o.Bin},
+		{"output", o.Output}, {"raw-log", o.RawLog}, {"prompt-file", o.PromptFile}, {"prices", o.Prices},
+	}
+	for _, e := range o.Env {
+		values = append(values, struct{ flag, value string }{"env", e})
+	}
+	for _, v := range values {
+		if name, ok := optionName(v.value); ok {
+			if _, known := runFlagTakesValue(name); known {
+				return usagef("run: --%s took %q as its value, which is a hub run flag: give --%s a value (--%s=VALUE if it starts with -)", v.flag, v.value, v.flag, v.flag)
+			}
+		}
 	}
 	return nil
 }
