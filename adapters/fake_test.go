@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubcli/hub/adapters/adaptertest"
 )
 
 const (
@@ -350,7 +352,7 @@ func fakeBin(t *testing.T, scenario string) string {
 	bin := filepath.Join(t.TempDir(), "opencode")
 	// GORACE: a -race binary otherwise sleeps 1 s when it exits.
 	script := fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 HUB_FAKE_SCENARIO=%s exec %q \"$@\"\n", scenario, exe)
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	return bin

@@ -15,8 +15,8 @@ type stubDecoder struct{}
 func (stubDecoder) Decode(dst []events.Body, line []byte) []events.Body {
 	return append(dst, events.Message{Text: string(line)})
 }
-func (stubDecoder) Status() normalize.Status                         { return normalize.Status{} }
-func (stubDecoder) Outcome(normalize.End) normalize.Outcome          { return normalize.Outcome{} }
+func (stubDecoder) Status() normalize.Status                { return normalize.Status{} }
+func (stubDecoder) Outcome(normalize.End) normalize.Outcome { return normalize.Outcome{} }
 
 // TestStreamPublish: events that do not come from JSON lines (a transport
 // with its own framing) go through the same steps as decoded ones:

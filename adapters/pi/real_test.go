@@ -174,8 +174,8 @@ func TestRealToolRead(t *testing.T) {
 	e := agent.Prepare(t, adaptertest.Setup{})
 	// pi has no settings for its tool list: pass --tools through a wrapper
 	// that execs pi, so the process hub watches is pi itself.
-	wrapper := e.Write(t, "pi-wrapper", "#!/bin/sh\nexec "+adaptertest.Bin(t, "pi")+` --tools read "$@"`+"\n")
-	if err := os.Chmod(wrapper, 0o755); err != nil {
+	wrapper := filepath.Join(e.Dir, "pi-wrapper")
+	if err := adaptertest.WriteScript(wrapper, []byte("#!/bin/sh\nexec "+adaptertest.Bin(t, "pi")+` --tools read "$@"`+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	r := e.Run(t, "Read the marker file. "+string(mockllm.Tool), budget.Limits{}, func(req *adapters.Request) { req.Bin = wrapper })
