@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubcli/hub/adapters/adaptertest"
 )
 
 const (
@@ -308,7 +310,7 @@ func TestMain(m *testing.M) {
 			case "version-linger":
 				fmt.Println("1.18.33") // then does not exit
 				time.Sleep(time.Hour)
-			default:
+			default: // fakeBin's script answers for these
 				fmt.Println("1.18.33")
 			}
 			os.Exit(0)
@@ -354,9 +356,16 @@ func fakeBin(t *testing.T, scenario string) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "opencode")
+	// The shell answers the version probe of the scenarios that do not
+	// play one: starting this -race binary takes far longer, and the probe
+	// counts against the run's --timeout.
+	probe := ""
+	if !strings.HasPrefix(scenario, "version-") {
+		probe = "if [ \"$*\" = --version ]; then echo 1.18.33; exit 0; fi\n"
+	}
 	// GORACE: a -race binary otherwise sleeps 1 s when it exits.
-	script := fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 HUB_FAKE_SCENARIO=%s exec %q \"$@\"\n", scenario, exe)
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	script := fmt.Sprintf("#!/bin/sh\n%sGORACE=atexit_sleep_ms=0 HUB_FAKE_SCENARIO=%s exec %q \"$@\"\n", probe, scenario, exe)
+	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	return bin

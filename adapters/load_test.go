@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/proc"
@@ -35,7 +36,7 @@ func TestLoad(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "opencode")
 	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 1.18.33; exit 0; fi\ncat >/dev/null\n" +
 		"printf '%s\\n' '" + stepLine + "' '" + textLine + "' '" + stopLine + "'\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	req := adapters.Request{Agent: "opencode", Prompt: "hello", Bin: bin,

@@ -3,7 +3,6 @@ package adapters_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 )
@@ -58,7 +58,7 @@ func TestRegistry(t *testing.T) {
 // version, and is killed.
 func TestProbeTimeout(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "agent")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+	if err := adaptertest.WriteScript(bin, []byte("#!/bin/sh\nexec sleep 30\n")); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -78,7 +78,7 @@ func TestProbeTimeout(t *testing.T) {
 func TestProbeFails(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "agent")
 	script := "#!/bin/sh\necho 'file:///x/bin/codex.js:100' >&2\necho 'Error: Missing optional dependency @openai/codex-linux-x64. Reinstall Codex.' >&2\necho 'Node.js v20.20.2' >&2\nexit 1\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	inst, err := adapters.VersionProbe{Info: adapters.Info{Binary: "agent", InstallHint: "npm i -g agent"}}.Detect(t.Context(), bin)

@@ -22,6 +22,14 @@ import (
 // classification: the last 64 KiB.
 const StderrTailBytes = proc.DefaultStderrTail
 
+// StopWait bounds how long Run goes on once the agent has exited or been
+// SIGKILLed: the stdin copy (proc.PipeDrain, exec's WaitDelay), the drain of
+// stdout and stderr (proc.PipeDrain) and the reaping of the tree
+// (proc.ReapWait). A run that a limit stops returns within
+// Limits.GraceOrDefault() + StopWait of the limit running out, given a
+// machine that schedules hub at all; a kill (WithKill) skips the grace.
+const StopWait = 2*proc.PipeDrain + proc.ReapWait
+
 // Sink receives a run's events in order, from one goroutine at a time. A
 // Sink that returns an error stops the run (bin internal); after that it is
 // given only the run.finished event, which Run also returns.

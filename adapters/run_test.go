@@ -24,9 +24,58 @@ import (
 
 type result struct {
 	events []events.Event
+	at     []time.Duration // when the sink got each event, from Run's call
 	stream []byte
 	fin    events.RunFinished
 	took   time.Duration
+}
+
+// types returns the types of the run's events.
+func (r result) types() []events.Type {
+	out := make([]events.Type, len(r.events))
+	for i, ev := range r.events {
+		out[i] = ev.Type()
+	}
+	return out
+}
+
+// saw reports whether the run sent at least n events of type typ.
+func (r result) saw(typ events.Type, n int) bool {
+	for _, ev := range r.events {
+		if ev.Type() == typ {
+			n--
+		}
+	}
+	return n <= 0
+}
+
+// first returns when the run sent its first event of type typ, and whether
+// it sent one.
+func (r result) first(typ events.Type) (time.Duration, bool) {
+	for i, ev := range r.events {
+		if ev.Type() == typ {
+			return r.at[i], true
+		}
+	}
+	return 0, false
+}
+
+// lastOutput returns when the run sent its last event that came from the
+// agent's output: not run.finished, nor the linger_kill notice hub sends
+// once it has stopped the agent.
+func (r result) lastOutput() time.Duration {
+	for i := len(r.events) - 1; i >= 0; i-- {
+		switch b := r.events[i].Body.(type) {
+		case events.RunFinished:
+			continue
+		case events.Notice:
+			if b.Kind == events.NoticeLingerKill {
+				continue
+			}
+		}
+		return r.at[i]
+	}
+	return 0
 }
 
 func (r result) notices(kind events.NoticeKind) []events.Notice {
@@ -78,6 +127,7 @@ func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*
 			hook(ev)
 		}
 		res.events = append(res.events, ev)
+		res.at = append(res.at, time.Since(start))
 		return enc.Encode(ev)
 	}, opts...)
 	res.took = time.Since(start)
@@ -259,6 +309,16 @@ func TestRunOutcomes(t *testing.T) {
 
 func TestRunStops(t *testing.T) {
 	t.Parallel()
+	// ready: the events that show the agent got to what the case tests
+	// before the limit under test (a Timeout or IdleTimeout) ran out. The
+	// wall-clock limit covers the version probe and the idle limit the
+	// agent's start-up, and both take as long as the machine's load makes
+	// them: when a timer ran out before, the attempt tested nothing, and the
+	// case runs again with its timers doubled (see stopAttempts).
+	past := func(typ events.Type, n int) func(result) bool {
+		return func(r result) bool { return r.saw(typ, n) }
+	}
+	started := past(events.TypeSessionStarted, 1) // the agent's first line
 	tests := []struct {
 		name     string
 		scenario string
@@ -267,76 +327,72 @@ func TestRunStops(t *testing.T) {
 		bin      events.Bin
 		reason   events.Reason
 		signal   string
-		maxTook  time.Duration
+		ready    func(result) bool
 		cancelOn events.Type // cancel the caller's context when this event arrives
 		killOn   events.Type // close the WithKill channel when this event arrives
 		detached bool        // the scenario leaves a process hub cannot find; kill it after
 	}{
 		{name: "idle", scenario: "hang", limits: budget.Limits{IdleTimeout: 300 * time.Millisecond, Grace: time.Second},
-			bin: events.BinTimeout, reason: events.ReasonIdle, signal: "SIGTERM", maxTook: 3 * time.Second},
+			bin: events.BinTimeout, reason: events.ReasonIdle, signal: "SIGTERM", ready: started},
 		{name: "wall", scenario: "hang", limits: budget.Limits{Timeout: 300 * time.Millisecond, Grace: time.Second},
-			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGTERM", maxTook: 3 * time.Second},
+			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGTERM", ready: started},
 		{name: "ignores SIGTERM", scenario: "ignore-term", cancelOn: events.TypeSessionStarted, limits: budget.Limits{Grace: 300 * time.Millisecond},
-			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGKILL", maxTook: 3 * time.Second},
+			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGKILL"},
 		{name: "kill channel skips the grace", scenario: "ignore-term", killOn: events.TypeSessionStarted, limits: budget.Limits{Grace: time.Minute},
-			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGKILL", maxTook: 3 * time.Second},
-		{name: "detached writer holds stdout", scenario: "detached-writer", limits: budget.Limits{Timeout: 20 * time.Second},
-			maxTook: 5 * time.Second},
-		{name: "double-forked daemon of an agent that exits at once", scenario: "tool-daemon", maxTook: 5 * time.Second},
+			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGKILL"},
+		{name: "detached writer holds stdout", scenario: "detached-writer", limits: budget.Limits{Timeout: 20 * time.Second}},
+		{name: "double-forked daemon of an agent that exits at once", scenario: "tool-daemon"},
 		{name: "agent closes stdout and idles", scenario: "close-stdout", limits: budget.Limits{IdleTimeout: 500 * time.Millisecond, Grace: time.Second},
-			bin: events.BinTimeout, reason: events.ReasonIdle, signal: "SIGTERM", maxTook: 3 * time.Second},
+			bin: events.BinTimeout, reason: events.ReasonIdle, signal: "SIGTERM", ready: started},
+		// The second message is the one after the terminal event.
 		{name: "a step after the terminal event is unfinished", scenario: "stop-then-more", limits: budget.Limits{Timeout: 1500 * time.Millisecond, Grace: time.Second},
-			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGTERM", maxTook: 4 * time.Second},
+			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGTERM", ready: past(events.TypeMessage, 2)},
 		{name: "caller cancels", scenario: "hang", cancel: 2 * time.Second, limits: budget.Limits{Grace: time.Second},
-			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGTERM", maxTook: 5 * time.Second},
+			bin: events.BinCancelled, reason: events.ReasonCaller, signal: "SIGTERM"},
 		{name: "linger", scenario: "linger", limits: budget.Limits{Linger: 300 * time.Millisecond, Grace: time.Second},
-			signal: "SIGTERM", maxTook: 3 * time.Second},
-		{name: "grandchild holds stdout", scenario: "grandchild", limits: budget.Limits{Linger: 10 * time.Second},
-			maxTook: 5 * time.Second},
+			signal: "SIGTERM"},
+		{name: "grandchild holds stdout", scenario: "grandchild", limits: budget.Limits{Linger: 10 * time.Second}},
 		{name: "tool in own group, agent ignores SIGTERM", scenario: "tool-own-group", limits: budget.Limits{Timeout: 2 * time.Second, Grace: 300 * time.Millisecond},
-			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGKILL", maxTook: 5 * time.Second},
-		{name: "tool left behind by a finished agent", scenario: "tool-left-behind", maxTook: 5 * time.Second},
+			bin: events.BinTimeout, reason: events.ReasonWall, signal: "SIGKILL", ready: started},
+		{name: "tool left behind by a finished agent", scenario: "tool-left-behind"},
+		// The usage event is the terminal one: the idle limit must run out
+		// after it for the stop to be a linger kill.
 		{name: "idle timeout after the terminal event is a linger kill", scenario: "linger", limits: budget.Limits{IdleTimeout: 300 * time.Millisecond, Grace: time.Second},
-			signal: "SIGTERM", maxTook: 3 * time.Second},
+			signal: "SIGTERM", ready: past(events.TypeUsage, 1)},
+		// The probe is what the limit must cut short: no retry.
 		{name: "wall timeout covers the version probe", scenario: "version-hang", limits: budget.Limits{Timeout: 500 * time.Millisecond},
-			bin: events.BinTimeout, reason: events.ReasonWall, maxTook: 3 * time.Second},
+			bin: events.BinTimeout, reason: events.ReasonWall},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := t.Context()
-			if tt.cancel > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithCancel(ctx)
-				time.AfterFunc(tt.cancel, cancel)
-			}
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			kill := make(chan struct{})
-			var once sync.Once
-			pidfile := t.TempDir() + "/pid"
-			if tt.detached {
-				t.Cleanup(func() {
-					b, _ := os.ReadFile(pidfile)
-					if pid, _ := strconv.Atoi(string(b)); pid > 0 {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
-				})
-			}
-			res := runFakeHook(t, ctx, tt.scenario, func(r *adapters.Request) {
-				r.Limits = tt.limits
-				r.Env = []string{"HUB_FAKE_PIDFILE=" + pidfile}
-			}, func(ev events.Event) {
-				if ev.Type() == tt.cancelOn {
-					cancel()
+			lim := tt.limits
+			var res result
+			var pidfile string
+			for attempt := 1; ; attempt++ {
+				res, pidfile = runStop(t, tt.scenario, lim, tt.cancel, tt.cancelOn, tt.killOn, tt.detached)
+				if tt.ready == nil || tt.ready(res) || res.fin.Error == nil || res.fin.Error.Bin != events.BinTimeout {
+					break
 				}
-				if ev.Type() == tt.killOn {
-					once.Do(func() { close(kill) })
+				// A timer ran out before the agent got there.
+				if attempt == stopAttempts {
+					t.Fatalf("after %d attempts, up to --timeout %s --idle-timeout %s, the limit still ran out before the agent got to what this case tests (%s); events: %v",
+						attempt, lim.Timeout, lim.IdleTimeout, res.fin.Error.Message, res.types())
 				}
-			}, adapters.WithKill(kill))
+				t.Logf("attempt %d: %s ran out before the agent got there (run took %s); doubling the timers", attempt, res.fin.Error.Reason, res.took)
+				lim.Timeout *= 2
+				lim.IdleTimeout *= 2
+			}
 			wantBin(t, res.fin, tt.bin, tt.reason)
-			if res.took > tt.maxTook {
-				t.Errorf("Run took %s, want at most %s", res.took, tt.maxTook)
+			// The run ends within the grace period and hub's own bounded
+			// waits of the moment it was due to stop (see stopDue).
+			grace := lim.GraceOrDefault()
+			if tt.killOn != "" {
+				grace = 0
+			}
+			due := stopDue(res, lim, tt.reason, tt.cancel, tt.cancelOn, tt.killOn)
+			if max := due + grace + adapters.StopWait; res.took > max {
+				t.Errorf("Run took %s, want at most %s (due to stop at %s, + grace %s + adapters.StopWait %s)", res.took, max, due, grace, adapters.StopWait)
 			}
 			gotSig := ""
 			if res.fin.Signal != nil {
@@ -364,6 +420,71 @@ func TestRunStops(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stopAttempts bounds TestRunStops' attempts of one case: its timers double
+// each time, so the last has 2^(stopAttempts-1) times the first's.
+const stopAttempts = 5
+
+// runStop runs one attempt of a TestRunStops case, and returns it and the
+// path of the fake agent's pid file.
+func runStop(t *testing.T, scenario string, lim budget.Limits, cancelAfter time.Duration, cancelOn, killOn events.Type, detached bool) (result, string) {
+	t.Helper()
+	ctx := t.Context()
+	if cancelAfter > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		time.AfterFunc(cancelAfter, cancel)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	kill := make(chan struct{})
+	var once sync.Once
+	pidfile := t.TempDir() + "/pid"
+	if detached {
+		t.Cleanup(func() {
+			b, _ := os.ReadFile(pidfile)
+			if pid, _ := strconv.Atoi(string(b)); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		})
+	}
+	res := runFakeHook(t, ctx, scenario, func(r *adapters.Request) {
+		r.Limits = lim
+		r.Env = []string{"HUB_FAKE_PIDFILE=" + pidfile}
+	}, func(ev events.Event) {
+		if ev.Type() == cancelOn {
+			cancel()
+		}
+		if ev.Type() == killOn {
+			once.Do(func() { close(kill) })
+		}
+	}, adapters.WithKill(kill))
+	return res, pidfile
+}
+
+// stopDue returns when, from Run's call, the run was due to stop: the
+// moment of the caller's cancel or kill, or of the limit that ends it
+// (timeout, idle or linger, counted as Timers count them), or else the
+// agent's last output (an agent that exits by itself).
+func stopDue(r result, lim budget.Limits, reason events.Reason, cancelAfter time.Duration, cancelOn, killOn events.Type) time.Duration {
+	last := r.lastOutput()
+	for _, typ := range []events.Type{cancelOn, killOn} {
+		if at, ok := r.first(typ); typ != "" && ok {
+			return at
+		}
+	}
+	switch {
+	case cancelAfter > 0:
+		return cancelAfter
+	case reason == events.ReasonWall:
+		return lim.Timeout
+	case lim.IdleTimeout > 0 && (reason == events.ReasonIdle || len(r.notices(events.NoticeLingerKill)) > 0):
+		return last + lim.IdleTimeout
+	case len(r.notices(events.NoticeLingerKill)) > 0:
+		return last + lim.LingerOrDefault()
+	}
+	return last
 }
 
 func TestRunNotInstalled(t *testing.T) {
@@ -460,17 +581,31 @@ func TestRunSlowConsumerLosesNothing(t *testing.T) {
 
 // TestRunSlowConsumerIsNotIdle: time hub spends blocked in a slow sink is
 // not the agent's silence.
+// The consumer is slow for three times the idle limit. The limit also counts
+// the fake's start-up, until its first line: an attempt whose limit ran out
+// before that line tested nothing, and runs again with the limit doubled.
 func TestRunSlowConsumerIsNotIdle(t *testing.T) {
 	t.Parallel()
-	fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "burst"),
-		Limits: budget.Limits{IdleTimeout: 500 * time.Millisecond}},
-		func(ev events.Event) error {
-			if ev.Type() == events.TypeSessionStarted {
-				time.Sleep(1500 * time.Millisecond)
-			}
-			return nil
-		})
-	wantBin(t, fin, "", "")
+	idle := 500 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		first := false
+		fin := adapters.Run(t.Context(), adapters.Request{Agent: "opencode", Prompt: "x", Bin: fakeBin(t, "burst"),
+			Limits: budget.Limits{IdleTimeout: idle}},
+			func(ev events.Event) error {
+				if ev.Type() == events.TypeSessionStarted {
+					first = true
+					time.Sleep(3 * idle)
+				}
+				return nil
+			})
+		if !first && attempt < stopAttempts && fin.Error != nil && fin.Error.Reason == events.ReasonIdle {
+			t.Logf("attempt %d: --idle-timeout %s ran out before the fake's first line; doubling it", attempt, idle)
+			idle *= 2
+			continue
+		}
+		wantBin(t, fin, "", "")
+		return
+	}
 }
 
 // TestRunSinkFailsAtStart: a consumer that is gone before the first event

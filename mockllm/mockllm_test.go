@@ -582,13 +582,32 @@ func TestScenarioChoice(t *testing.T) {
 			t.Parallel()
 			// Each subtest has its own server so Requests() is its own.
 			s := start(t)
-			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/v1/chat/completions", strings.NewReader(tt.body))
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			// The hang and stall scenarios never end: stop the client once
+			// the server has recorded the call (it records a call before
+			// answering it), or once it has its whole answer.
+		wait:
+			for len(s.Requests()) == 0 {
+				select {
+				case <-done:
+					break wait
+				case <-t.Context().Done():
+					break wait
+				case <-time.After(time.Millisecond):
+				}
 			}
+			cancel()
+			<-done
 			if got := s.Requests(); len(got) != 1 || got[0].Scenario != tt.want {
 				t.Errorf("POST(%s) Requests() = %+v, want one with scenario %s", tt.body, got, tt.want)
 			}

@@ -17,7 +17,9 @@
 //   - conformance.go: [Conformance], the scenarios every agent must pass
 //     against the mock server, driven by a per-agent [Agent];
 //   - bench.go and decoder.go: [BenchReplay], [BenchDecoder] and
-//     [CheckLineNotKept] on recorded and generated transcripts.
+//     [CheckLineNotKept] on recorded and generated transcripts;
+//   - script.go: [WriteScript] writes a program a test runs (a fake agent, a
+//     wrapper) without racing the test binary's other forks (ETXTBSY).
 //
 // It does not own the mock server (package mockllm), the transcript
 // generator (adaptertest/benchgen) or the scripted fake agent

@@ -420,20 +420,125 @@ func (e *Env) ShellInit(t testing.TB, script string) {
 }
 
 // Run runs the real CLI (Bin) on prompt through RunChecked, in e.Work with
-// e.Env, Agent.Model and limits (Timeout 2 minutes when unset); edit, if
-// any, then changes the request. It waits for one of Agent.Slots first.
+// e.Env, Agent.Model and limits, the ones left unset filled in by
+// [Unbounded]; edit, if any, then changes the request. It waits for one of
+// Agent.Slots first.
 func (e *Env) Run(t *testing.T, prompt string, limits budget.Limits, edit ...func(*adapters.Request)) Result {
 	t.Helper()
-	if limits.Timeout == 0 {
-		limits.Timeout = 2 * time.Minute
-	}
-	req := adapters.Request{Agent: e.Agent.Name, Prompt: prompt, Model: e.Agent.Model, Bin: Bin(t, e.Agent.Name),
+	bin := Bin(t, e.Agent.Name)
+	defer e.Agent.TakeSlot(t)()
+	Unbounded(t, &limits) // after the wait for a slot: the run starts now
+	req := adapters.Request{Agent: e.Agent.Name, Prompt: prompt, Model: e.Agent.Model, Bin: bin,
 		Cwd: e.Work, Env: slices.Clone(e.Env), Limits: limits}
 	for _, f := range edit {
 		f(&req)
 	}
-	defer e.Agent.TakeSlot(t)()
 	return RunChecked(t, req, e.Dir)
+}
+
+// Unbounded fills in the time limits that a test does not test (Timeout,
+// Linger and Finalize left at 0) with the time the test has left before the
+// test binary's -timeout, less twice what hub may take to stop the agent
+// (its grace and adapters.StopWait). A real CLI's start-up and exit take as
+// long as the machine's load makes them (OpenCode starts in 6–10 s on an
+// idle 2-core machine and took over two minutes with two suites running),
+// so a fixed limit there is a guess that load breaks; the test's deadline
+// is the one limit such a run really has, and a run cut by it still ends
+// with hub's stop and a logged stream instead of a panic of the test
+// binary. Finalize too: the final-answer resume starts the CLI again.
+// Without a deadline (-timeout 0) the limits stay unset: nothing bounds the
+// run but the agent. It fails t fatally when no time is left.
+func Unbounded(t testing.TB, l *budget.Limits) {
+	t.Helper()
+	dl, ok := t.(interface{ Deadline() (time.Time, bool) })
+	if !ok {
+		return
+	}
+	end, ok := dl.Deadline()
+	if !ok {
+		return
+	}
+	left := time.Until(end) - 2*(l.GraceOrDefault()+adapters.StopWait)
+	if left <= 0 {
+		t.Fatalf("no time left before the test's deadline (%s) to run the agent", end.Format(time.TimeOnly))
+	}
+	if l.Timeout == 0 {
+		l.Timeout = left
+	}
+	if l.Linger == 0 {
+		l.Linger = left
+	}
+	if l.Finalize == 0 {
+		l.Finalize = left
+	}
+}
+
+// Attempts is how many times [Retry] runs an attempt at most: the limit of
+// the last is 2^(Attempts-1) times the first's.
+const Attempts = 4
+
+// Retry runs attempt(d), and then attempt(2d), attempt(4d), … while it
+// returns false: the limit under test (d) ran out before the agent got to
+// what the test is about. The agent's start-up, and the version probe that a
+// --timeout covers, take as long as the machine's load makes them, and an
+// attempt whose limit ran out during them tested nothing. attempt reports
+// that from what the run shows (the model calls the mock server got, the
+// events, a mark the tool left), never from a guess of the start-up time;
+// it checks everything else itself. Retry stops at an attempt that failed
+// t, fails t after Attempts attempts, or when the next one (twice as long
+// as the last took) would not end before the test's deadline. It returns
+// the limit of the attempt that counted.
+func Retry(t *testing.T, d time.Duration, attempt func(d time.Duration) bool) time.Duration {
+	t.Helper()
+	for i := 1; ; i++ {
+		start := time.Now()
+		if attempt(d) {
+			return d
+		}
+		took := time.Since(start)
+		if t.Failed() {
+			t.FailNow()
+		}
+		if i == Attempts {
+			t.Fatalf("after %d attempts, up to a limit of %s, it still ran out before the agent got to what this test is about", i, d)
+		}
+		if end, ok := t.Deadline(); ok && time.Until(end) < 2*took+2*d {
+			t.Fatalf("attempt %d with a limit of %s ran out before the agent got to what this test is about, and a longer one would not end before the test's deadline", i, d)
+		}
+		t.Logf("attempt %d: the limit of %s ran out before the agent got to what this test is about (run took %s); again with %s", i, d, took.Round(time.Millisecond), 2*d)
+		d *= 2
+	}
+}
+
+// Quiet returns the time from the run's last event before run.finished to
+// run.finished: for a run stopped by its idle timeout, the agent's silence
+// plus hub's stop.
+func (r Result) Quiet() time.Duration {
+	n := len(r.Events)
+	if n < 2 {
+		return 0
+	}
+	return r.Events[n-1].TS.Sub(r.Events[n-2].TS)
+}
+
+// WantQuiet fails t unless the run's Quiet time is at least its idle
+// timeout and at most that plus the grace and adapters.StopWait: hub's
+// own bound on the stop.
+func WantQuiet(t testing.TB, r Result, l budget.Limits) {
+	t.Helper()
+	max := l.IdleTimeout + l.GraceOrDefault() + adapters.StopWait
+	if q := r.Quiet(); q < l.IdleTimeout || q > max {
+		t.Errorf("last output to run.finished = %s, want between the idle timeout %s and %s (+ grace + adapters.StopWait)", q, l.IdleTimeout, max)
+	}
+}
+
+// WantTook fails t unless the run took at most its Timeout plus the grace
+// and adapters.StopWait: hub's own bound on a run its --timeout stops.
+func WantTook(t testing.TB, r Result, l budget.Limits) {
+	t.Helper()
+	if max := l.Timeout + l.GraceOrDefault() + adapters.StopWait; r.Took > max {
+		t.Errorf("run took %s, want at most %s (--timeout %s + grace + adapters.StopWait)", r.Took, max, l.Timeout)
+	}
 }
 
 // TakeSlot waits for one of a.Slots (at once when Slots is nil) and returns

@@ -154,7 +154,7 @@ func TestRealToolOutlivesTurn(t *testing.T) {
 	t.Parallel()
 	e := agent.Prepare(t, adaptertest.Setup{})
 	e.ShellInit(t, adaptertest.SlowEcho)
-	r := e.Run(t, "Run it. "+string(mockllm.Tool), budget.Limits{Timeout: time.Minute, Grace: 2 * time.Second})
+	r := e.Run(t, "Run it. "+string(mockllm.Tool), budget.Limits{Grace: 2 * time.Second})
 	agent.WantOK(t, r, "")
 	started, finished := r.Tool()
 	if started == nil || finished == nil || finished.CallID != started.CallID || finished.Status != events.ToolError {

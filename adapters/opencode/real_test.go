@@ -61,7 +61,7 @@ var agent = adaptertest.Agent{
 	// session: more model calls follow the big one, each its own step.
 	Compaction:        adaptertest.CompactCalls,
 	ErrorExit:         &exitOne,
-	IdleTimeout:       12 * time.Second, // above OpenCode's start-up time on a busy 2-core machine
+	IdleTimeout:       12 * time.Second, // about OpenCode's start-up time on an idle 2-core machine; Retry doubles it
 	ToolKilledTimeout: 25 * time.Second,
 	Skip: map[string]string{
 		"AgentRetries": "OpenCode has no retry setting and prints nothing while it retries: only --idle-timeout and --timeout bound it (TestRealDefaultRetriesBoundedByTimeout)",
@@ -83,19 +83,19 @@ func TestReal(t *testing.T) {
 // timeout ends the run on time.
 func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
 	t.Parallel()
-	const timeout = 20 * time.Second
-	e := agent.Prepare(t, adaptertest.Setup{Retries: adaptertest.RetriesDefault})
-	r := e.Run(t, "Fail slowly. "+string(mockllm.ServerError), budget.Limits{Timeout: timeout, Grace: 2 * time.Second})
-	adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
-	if r.Took > timeout+10*time.Second {
-		t.Errorf("run took %s, want about %s", r.Took, timeout)
-	}
-	// OpenCode reached the failing provider and was still in its backoff
-	// (2.4, 4.4, 8.9, 19, 37 s here) when hub stopped it. How many calls it
-	// made depends on its start-up time, which load stretches.
-	if n := len(adaptertest.ModelCalls(e.Server)); n < 1 {
-		t.Errorf("model calls = %d, want at least 1", n)
-	}
+	// OpenCode must have reached the failing provider, and be in its
+	// backoff (2.4, 4.4, 8.9, 19, 37 s here), when hub stops it. How many
+	// calls it made depends on its start-up time, which load stretches:
+	// with none, the timeout ran out in the start-up and the attempt tested
+	// nothing (adaptertest.Retry).
+	adaptertest.Retry(t, 20*time.Second, func(timeout time.Duration) bool {
+		e := agent.Prepare(t, adaptertest.Setup{Retries: adaptertest.RetriesDefault})
+		lim := budget.Limits{Timeout: timeout, Grace: 2 * time.Second}
+		r := e.Run(t, "Fail slowly. "+string(mockllm.ServerError), lim)
+		adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
+		adaptertest.WantTook(t, r, lim)
+		return len(adaptertest.ModelCalls(e.Server)) >= 1
+	})
 }
 
 // TestRealFinalAnswerRunsNoTool: a model that calls a tool whatever it is

@@ -135,7 +135,7 @@ func runHub(t *testing.T, dialect, fault string, o runOpts) *hubRun {
 	bin := filepath.Join(dir, dialect)
 	script := fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 %s=%s %s=%s %s=%d exec %q \"$@\"\n",
 		fakeagent.EnvDialect, dialect, fakeagent.EnvFault, fault, fakeagent.EnvSize, o.size, cmpOr(o.fake, exe))
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	output := cmpOr(o.output, "jsonl")

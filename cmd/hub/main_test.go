@@ -43,7 +43,7 @@ func fakeAgent(t *testing.T, body string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "opencode")
 	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 1.18.33; exit 0; fi\n" + body + "\n"
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+	if err := adaptertest.WriteScript(path, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -363,7 +363,7 @@ echo '{"type":"thread.started","thread_id":"th_1"}'
 echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"hi"}}'
 echo '{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":0,"output_tokens":1000000,"reasoning_output_tokens":0}}'
 `
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "config")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hubcli/hub/adapters/adaptertest"
 )
 
 // TestFlagAfterPrompt: a flag (or an option-shaped word) after the prompt
@@ -22,7 +24,7 @@ func TestFlagAfterPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	marked := strings.Replace(string(script), "#!/bin/sh\n", "#!/bin/sh\necho \"$@\" >> "+started+"\n", 1)
-	if err := os.WriteFile(bin, []byte(marked), 0o755); err != nil {
+	if err := adaptertest.WriteScript(bin, []byte(marked)); err != nil {
 		t.Fatal(err)
 	}
 	oc := []string{"run", "--agent", "opencode", "--bin", bin}

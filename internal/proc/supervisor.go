@@ -27,8 +27,9 @@ const PipeDrain = time.Second
 // found and killed after the process that started them is gone.
 const SnapshotEvery = time.Second
 
-// reapWait bounds the wait for the last processes of a tree after SIGKILL.
-const reapWait = 2 * time.Second
+// ReapWait bounds the wait for the last processes of a tree after SIGKILL
+// (Supervisor.Wait).
+const ReapWait = 2 * time.Second
 
 // Spec is a command for Launch.
 type Spec struct {
@@ -272,7 +273,7 @@ func (s *Supervisor) waiter() {
 // Stdout to io.EOF.
 func (s *Supervisor) Wait() Exit {
 	s.done.Wait()
-	s.g.Reap(reapWait)
+	s.g.Reap(ReapWait)
 	s.stdout.f.Close()
 	s.stderr.f.Close()
 	code, sig := ExitStatus(s.cmd.ProcessState)
