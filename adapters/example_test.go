@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
 	_ "github.com/hubcli/hub/adapters/all" // registers claude, codex, opencode and pi
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
@@ -30,7 +31,7 @@ func exampleAgent(scenario string) (bin string, cleanup func()) {
 	}
 	bin = filepath.Join(dir, "opencode")
 	script := fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 HUB_FAKE_SCENARIO=%s exec %q \"$@\"\n", scenario, exe)
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
 		panic(err)
 	}
 	return bin, func() { os.RemoveAll(dir) }

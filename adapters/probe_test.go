@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/internal/proc"
 )
 
@@ -24,7 +25,7 @@ func TestProbeLeavesNothing(t *testing.T) {
 	bin := filepath.Join(dir, "agent")
 	script := "#!/bin/sh\n( setsid sh -c 'trap \"\" TERM; echo $$ > " + pidfile + "; exec sleep 300' </dev/null >/dev/null 2>&1 & )\n" +
 		"while [ ! -s " + pidfile + " ]; do sleep 0.01; done\necho 1.18.33\n"
-	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	probe := adapters.VersionProbe{Info: adapters.Info{Name: "x", Binary: "agent", MinVersion: "1.0.0"}}
