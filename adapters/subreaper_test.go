@@ -28,18 +28,8 @@ import (
 // (HUB_TEST_SUBREAPER=1), so the subreaper setting does not reach other
 // tests.
 func TestReapOrphansConcurrent(t *testing.T) {
-	if os.Getenv("HUB_TEST_SUBREAPER") == "" {
-		t.Parallel()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestReapOrphansConcurrent$", "-test.v")
-		cmd.Env = append(os.Environ(), "HUB_TEST_SUBREAPER=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestReapOrphansConcurrent") {
-			t.Fatalf("subreaper process: %v\n%s", err, out)
-		}
+	if !asSubreaper(t) {
 		return
-	}
-	if err := adapters.BecomeSubreaper(); err != nil {
-		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
 	}
 	const runs = 8
 	dir := t.TempDir()
@@ -80,6 +70,28 @@ func TestReapOrphansConcurrent(t *testing.T) {
 	}
 }
 
+// asSubreaper runs t in a new process of this test binary that is a child
+// subreaper (HUB_TEST_SUBREAPER=1), so the setting reaches no other test: it
+// reports true in that process, after BecomeSubreaper, and false in this
+// one, after the other passed (else t fails).
+func asSubreaper(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("HUB_TEST_SUBREAPER") != "" {
+		if err := adapters.BecomeSubreaper(); err != nil {
+			t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
+		}
+		return true
+	}
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "HUB_TEST_SUBREAPER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("subreaper process: %v\n%s", err, out)
+	}
+	return false
+}
+
 func describe(pids []int) string {
 	var b strings.Builder
 	for _, pid := range pids {
@@ -95,18 +107,8 @@ func describe(pids []int) string {
 // and waited for when the run ends. Run in a process of its own, as
 // TestReapOrphansConcurrent is.
 func TestReapOrphansSole(t *testing.T) {
-	if os.Getenv("HUB_TEST_SUBREAPER") == "" {
-		t.Parallel()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestReapOrphansSole$", "-test.v")
-		cmd.Env = append(os.Environ(), "HUB_TEST_SUBREAPER=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestReapOrphansSole") {
-			t.Fatalf("subreaper process: %v\n%s", err, out)
-		}
+	if !asSubreaper(t) {
 		return
-	}
-	if err := adapters.BecomeSubreaper(); err != nil {
-		t.Fatalf("PR_SET_CHILD_SUBREAPER: %v", err)
 	}
 	pidfile := filepath.Join(t.TempDir(), "daemon")
 	res := runFake(t, t.Context(), "tool-daemon", func(r *adapters.Request) {

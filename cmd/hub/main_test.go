@@ -198,10 +198,21 @@ func TestRunExitCodes(t *testing.T) {
 	}
 }
 
-// TestSignalStopsAgent sends SIGINT to a real hub process running a hanging
-// agent: hub must stop the agent's group and still print run.finished.
+// TestSignalStopsAgent sends SIGINT, and SIGQUIT (Ctrl-\: Go's default
+// would dump goroutines and exit 2, leaving the agent's tools running), to a
+// real hub process running a hanging agent: hub must stop the agent's group
+// and still print run.finished, exit 130.
 func TestSignalStopsAgent(t *testing.T) {
 	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			signalStopsAgent(t, sig)
+		})
+	}
+}
+
+func signalStopsAgent(t *testing.T, sig syscall.Signal) {
 	exe, _ := os.Executable()
 	pidfile := filepath.Join(t.TempDir(), "pid")
 	bin := fakeAgent(t, `echo $$ > `+pidfile+`
@@ -218,7 +229,7 @@ sleep 300 & wait`)
 	for !strings.Contains(out.String(), "ses_sig") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Process.Signal(sig)
 	err := cmd.Wait()
 	code := cmd.ProcessState.ExitCode()
 	if code != 130 {

@@ -2,53 +2,10 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	"github.com/hubcli/hub/adapters/adaptertest"
 )
-
-// TestQuitSignalStopsAgent: SIGQUIT (Ctrl-\) stops the run like SIGINT —
-// exit 130, run.finished cancelled/caller, the agent's tree gone — instead
-// of Go's goroutine dump and exit 2 with the agent's tools left running.
-func TestQuitSignalStopsAgent(t *testing.T) {
-	t.Parallel()
-	exe, _ := os.Executable()
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	bin := fakeAgent(t, `echo $$ > `+pidfile+`
-echo '{"type":"step_start","sessionID":"ses_quit","part":{}}'
-sleep 300 & wait`)
-	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--grace", "1s", "x")
-	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
-	var out syncBuffer
-	cmd.Stdout = &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for !strings.Contains(out.String(), "ses_quit") {
-		if cmd.ProcessState != nil {
-			t.Fatal("hub exited before the agent's first event")
-		}
-		time.Sleep(20 * time.Millisecond) // the test's -timeout bounds this
-	}
-	cmd.Process.Signal(syscall.SIGQUIT)
-	err := cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Errorf("hub exit = %d (%v), want 130", code, err)
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if last := lines[len(lines)-1]; !strings.Contains(last, `"type":"run.finished"`) || !strings.Contains(last, `"bin":"cancelled","reason":"caller"`) {
-		t.Errorf("last line = %s, want run.finished cancelled/caller", last)
-	}
-	if err := adaptertest.ValidateStream([]byte(out.String())); err != nil {
-		t.Error(err)
-	}
-	wantAgentGone(t, pidfile)
-}
 
 // TestRawLogExistingFileMadePrivate: --raw-log onto an existing file that
 // others can read makes it 0600 before writing the agent's output (which
