@@ -108,17 +108,11 @@ func (r *runner) run(ctx context.Context) record {
 			fmt.Sprintf("use one of: %s", strings.Join(Names(), ", ")), "%v", err), nil)
 	}
 	r.s.meter = newMeter(r.req, ad)
-	inst, err := r.detect(ctx, ad)
+	inst, err, cause := r.detect(ctx, ad)
 	if err != nil {
 		bin := r.req.Bin
 		if bin == "" {
 			bin = ad.Info().Binary
-		}
-		var cause error
-		if errors.Is(err, ErrWallTimeout) {
-			cause, err = ErrWallTimeout, errors.Unwrap(err)
-		} else if ctx.Err() != nil {
-			cause = context.Cause(ctx) // the caller's cancel or deadline, as for a running agent
 		}
 		return r.notStarted([]string{bin}, inst.Version, err, cause)
 	}
@@ -137,28 +131,26 @@ func (r *runner) run(ctx context.Context) record {
 	return rec
 }
 
-// wallCause marks a probe error that the run's wall-clock limit caused.
-type wallCause struct{ err error }
-
-func (w wallCause) Error() string { return w.err.Error() }
-func (w wallCause) Unwrap() error { return w.err }
-func (w wallCause) Is(target error) bool {
-	return target == ErrWallTimeout
-}
-
 // detect probes the agent's binary within the run's wall-clock limit, which
-// covers the whole run, version probe included.
-func (r *runner) detect(ctx context.Context, ad Adapter) (Install, error) {
+// covers the whole run, version probe included. When the probe fails, cause
+// is what stopped it, if anything did: ErrWallTimeout, or the caller's
+// cancel or deadline (as for a running agent).
+func (r *runner) detect(ctx context.Context, ad Adapter) (inst Install, err, cause error) {
+	dctx := ctx
 	if t := r.req.Limits.Timeout; t > 0 {
-		dctx, cancel := context.WithTimeoutCause(ctx, t, ErrWallTimeout)
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeoutCause(ctx, t, ErrWallTimeout)
 		defer cancel()
-		inst, err := ad.Detect(dctx, r.req.Bin)
-		if err != nil && errors.Is(context.Cause(dctx), ErrWallTimeout) && ctx.Err() == nil {
-			return inst, wallCause{err}
-		}
-		return inst, err
 	}
-	return ad.Detect(ctx, r.req.Bin)
+	inst, err = ad.Detect(dctx, r.req.Bin)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		cause = context.Cause(ctx)
+	case errors.Is(context.Cause(dctx), ErrWallTimeout):
+		cause = ErrWallTimeout
+	}
+	return inst, err, cause
 }
 
 // finish decides the run's verdict, emits run.finished and returns it.
