@@ -137,10 +137,9 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	// Marked like a run's processes: what the version command detaches
-	// (a background update check) is found and killed when it exits.
-	marker := runMarker + "=" + newRunID()
-	sup, err := proc.Launch(proc.Spec{Path: path, Args: p.args(), Env: append(os.Environ(), marker), Marker: marker, StderrTail: probeOutput})
+	// Under a guard like a run: what the version command detaches (a
+	// background update check) is stopped when it exits.
+	sup, err := proc.Launch(proc.Spec{Path: path, Args: p.args(), Env: os.Environ(), StderrTail: probeOutput})
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC) {
 			return "", events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,

@@ -153,11 +153,10 @@ var scenarios = map[string]func(args []string){
 	},
 	"tool-daemon": func([]string) {
 		// A double-forked daemon in a session of its own, ignoring SIGTERM;
-		// the agent answers and exits at once (or after $HUB_FAKE_DELAY),
-		// before any periodic snapshot: only the environment marker ties the
-		// daemon to the run.
-		// With $HUB_FAKE_CLEARENV the daemon clears its environment, so no
-		// marker finds it either.
+		// the agent answers and exits at once (or after $HUB_FAKE_DELAY).
+		// With $HUB_FAKE_CLEARENV the daemon clears its environment; with
+		// $HUB_FAKE_KILLGUARD the agent then SIGKILLs its parent, the
+		// run's guard.
 		clear := ""
 		if os.Getenv("HUB_FAKE_CLEARENV") != "" {
 			clear = "env -i PIDFILE=\"$HUB_FAKE_PIDFILE\" "
@@ -165,6 +164,10 @@ var scenarios = map[string]func(args []string){
 		cmd := exec.Command("sh", "-c", `export PIDFILE="$HUB_FAKE_PIDFILE"; ( setsid `+clear+`sh -c 'trap "" TERM; env > "$PIDFILE.env"; echo $$ > "$PIDFILE"; exec sleep 300' </dev/null >/dev/null 2>&1 & ); while [ ! -s "$HUB_FAKE_PIDFILE" ]; do sleep 0.01; done`)
 		if err := cmd.Run(); err != nil {
 			os.Exit(9)
+		}
+		if os.Getenv("HUB_FAKE_KILLGUARD") != "" {
+			syscall.Kill(os.Getppid(), syscall.SIGKILL)
+			time.Sleep(time.Minute) // Pdeathsig ends it
 		}
 		if d, err := time.ParseDuration(os.Getenv("HUB_FAKE_DELAY")); err == nil {
 			time.Sleep(d) // answers late: runs side by side overlap

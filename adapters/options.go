@@ -17,7 +17,6 @@ type options struct {
 	clock   func() time.Time
 	kill    <-chan struct{}
 	orphans bool // the caller is a child subreaper (see WithOrphans)
-	sole    bool // and runs no other children
 	rawLog  io.Writer
 	guards  []Guard
 }
@@ -52,16 +51,14 @@ func WithClock(now func() time.Time) Option { return func(o *options) { o.clock 
 // second Ctrl-C). The run ends as cancelled/caller.
 func WithKill(kill <-chan struct{}) Option { return func(o *options) { o.kill = kill } }
 
-// WithOrphans says the caller is a child subreaper (see BecomeSubreaper):
-// processes the agent orphaned (a tool's detached child) are re-parented to
-// the caller, and those that carry this run's HUB_RUN_MARK are found, killed
-// with the run and waited for. Safe with concurrent runs: each run takes
-// only its own orphans. sole says the caller runs no other child processes
-// while this run goes (the hub CLI): then every child of the caller other
-// than the agent is this run's orphan, marked or not, even one that cleared
-// its environment.
-func WithOrphans(sole bool) Option {
-	return func(o *options) { o.orphans, o.sole = true, sole }
+// WithOrphans says the caller is a child subreaper (see BecomeSubreaper)
+// that starts no child processes but hub's runs (the hub CLI). Every run
+// holds its agent's whole tree without it (see Run); this covers the one
+// way out, an agent that SIGKILLs its guard: the tree's orphans are then
+// re-parented to the caller, and the run SIGKILLs and reaps every child of
+// the caller that is not another run's guard. Safe with concurrent runs.
+func WithOrphans() Option {
+	return func(o *options) { o.orphans = true }
 }
 
 // WithRawLog copies the agent's stdout, byte for byte, to w. After w's first

@@ -170,10 +170,6 @@ func (r *runner) finish(rec record) events.RunFinished {
 // errPanic is the stop cause of an agent whose run panicked.
 var errPanic = errors.New("adapters: the run panicked")
 
-// runMarker names the environment entry that marks every process of a run:
-// HUB_RUN_MARK=<random>. Processes that clear their environment escape it.
-const runMarker = "HUB_RUN_MARK"
-
 // attempt runs one agent process of the run for req (the run's request, or
 // the final-answer resume's) with spec, feeding its output to the run's
 // stream, and returns the record of how it ended (without the meter's
@@ -185,12 +181,9 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	env := append(append(append(os.Environ(), spec.Env...), req.Env...), spec.EnvLast...)
 	dec := ad.NewDecoder(req)
 	r.s.attempt(dec, req.MaxLine, env, r.s.guardsFor(req, req.Limits, dec, &r.warned, r.opt.guards))
-	// Every process of the run inherits this entry, so that hub finds the
-	// ones that left the agent's tree (see proc.Group.SnapshotMarked).
-	marker := runMarker + "=" + newRunID()
 	sup, err := proc.Launch(proc.Spec{
-		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: append(env, marker), Stdin: spec.Stdin,
-		Grace: req.Limits.GraceOrDefault(), Marker: marker, Orphans: r.opt.orphans, Sole: r.opt.sole,
+		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: env, Stdin: spec.Stdin,
+		Grace: req.Limits.GraceOrDefault(), Orphans: r.opt.orphans,
 	})
 	if err != nil {
 		return record{}, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,

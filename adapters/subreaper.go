@@ -4,8 +4,8 @@ import "github.com/hubcli/hub/internal/proc"
 
 // BecomeSubreaper makes the calling process a child subreaper
 // (prctl PR_SET_CHILD_SUBREAPER, Linux): processes that an agent's tools
-// orphan are re-parented to it instead of to init, so that runs with
-// WithOrphans find, kill and wait for them. It affects the whole
+// orphan are re-parented to it instead of to init once the run's guard is
+// gone, so that runs with WithOrphans find, kill and reap them. It affects the whole
 // process and cannot be undone; call it once, before starting runs. The
 // error is prctl's (EINVAL on kernels before 3.4).
 func BecomeSubreaper() error { return proc.BecomeSubreaper() }

@@ -11,26 +11,21 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/proc"
 )
 
-// TestReapOrphansConcurrent: a library caller that is a child subreaper runs
-// eight runs at once with WithOrphans, each of whose agents leaves a
-// double-forked daemon (re-parented to the caller) and half of which answer
-// late. Every run ends ok — a run taking its orphans never takes another
-// run's agent, which is also the caller's child — and every daemon is killed
-// and waited for: no process and no zombie is left below the caller.
-//
-// The caller is this test binary run again in a process of its own
-// (HUB_TEST_SUBREAPER=1), so the subreaper setting does not reach other
-// tests.
-func TestReapOrphansConcurrent(t *testing.T) {
-	if !asSubreaper(t) {
-		return
-	}
+// TestOrphansConcurrent: a library caller that is not a child subreaper
+// runs eight runs at once, each of whose agents leaves a double-forked
+// daemon that ignores SIGTERM and, in every other run, clears its
+// environment; half of them answer late. Every run ends ok and every daemon
+// is gone: each run's guard holds its own tree, whatever the daemon did,
+// and no process is left below the caller.
+func TestOrphansConcurrent(t *testing.T) {
+	t.Parallel()
 	const runs = 8
 	dir := t.TempDir()
 	var wg sync.WaitGroup
@@ -39,34 +34,40 @@ func TestReapOrphansConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			delay := "0s"
+			env := []string{"HUB_FAKE_PIDFILE=" + filepath.Join(dir, strconv.Itoa(i))}
 			if i%2 == 1 {
-				delay = "1500ms"
+				env = append(env, "HUB_FAKE_DELAY=1500ms", "HUB_FAKE_CLEARENV=1")
 			}
 			res := runFake(t, t.Context(), "tool-daemon", func(r *adapters.Request) {
-				r.Env = append(r.Env, "HUB_FAKE_PIDFILE="+filepath.Join(dir, strconv.Itoa(i)), "HUB_FAKE_DELAY="+delay)
-			}, adapters.WithOrphans(false))
+				r.Env = append(r.Env, env...)
+				r.Limits.Grace = 200 * time.Millisecond
+			})
 			fins[i] = res.fin
 		}()
 	}
 	wg.Wait()
 	for i, fin := range fins {
 		if !fin.OK {
-			t.Errorf("run %d: ok=false, %v: a concurrent run's orphan reaping stopped it", i, fin.Error)
+			t.Errorf("run %d: ok=false, %v", i, fin.Error)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(i)))
-		pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || perr != nil || pid <= 0 {
-			t.Errorf("run %d: daemon pid file %q: %v %v", i, b, err, perr)
-			continue
-		}
-		// ESRCH: gone and waited for (a zombie would still answer).
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("run %d: daemon %d still exists (kill 0: %v; running: %v)", i, pid, err, proc.Running(pid))
-		}
+		wantGone(t, filepath.Join(dir, strconv.Itoa(i)))
 	}
-	if left := proc.Descendants(os.Getpid()); len(left) > 0 {
-		t.Errorf("processes left below the caller: %v", describe(left))
+}
+
+// wantGone reads the pid a fake agent's daemon wrote to pidfile and fails
+// t unless that process no longer exists.
+func wantGone(t *testing.T, pidfile string) {
+	t.Helper()
+	b, err := os.ReadFile(pidfile)
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || perr != nil || pid <= 0 {
+		t.Errorf("daemon pid file %q: %v %v", b, err, perr)
+		return
+	}
+	// ESRCH: gone and waited for (a zombie would still answer).
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("daemon %d still exists after the run (kill 0: %v; running: %v)", pid, err, proc.Running(pid))
 	}
 }
 
@@ -101,35 +102,24 @@ func describe(pids []int) string {
 	return b.String()
 }
 
-// TestReapOrphansSole: with WithOrphans(true) (the caller runs no other
-// children: the hub CLI), a daemon the agent's tool detached is the run's
-// even when it cleared its environment, so no marker names it: it is killed
-// and waited for when the run ends. Run in a process of its own, as
-// TestReapOrphansConcurrent is.
-func TestReapOrphansSole(t *testing.T) {
+// TestReapOrphansGuardKilled: with WithOrphans (a child subreaper that
+// runs nothing but hub's runs: the hub CLI), an agent that leaves a daemon
+// which cleared its environment and then SIGKILLs its own guard — the one
+// way out of the guard — dies with the guard, and the daemon, re-parented
+// to the caller, is killed and reaped when the run ends. Run in a process of
+// its own (asSubreaper).
+func TestReapOrphansGuardKilled(t *testing.T) {
 	if !asSubreaper(t) {
 		return
 	}
 	pidfile := filepath.Join(t.TempDir(), "daemon")
 	res := runFake(t, t.Context(), "tool-daemon", func(r *adapters.Request) {
-		r.Env = append(r.Env, "HUB_FAKE_PIDFILE="+pidfile, "HUB_FAKE_CLEARENV=1")
-	}, adapters.WithOrphans(true))
-	if !res.fin.OK {
-		t.Fatalf("run.finished ok=false: %v", res.fin.Error)
+		r.Env = append(r.Env, "HUB_FAKE_PIDFILE="+pidfile, "HUB_FAKE_CLEARENV=1", "HUB_FAKE_KILLGUARD=1")
+	}, adapters.WithOrphans())
+	if res.fin.OK || res.fin.Signal == nil || *res.fin.Signal != "SIGKILL" {
+		t.Errorf("run.finished ok=%v signal=%v error=%v, want a failed run ended by SIGKILL", res.fin.OK, res.fin.Signal, res.fin.Error)
 	}
-	b, err := os.ReadFile(pidfile)
-	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || perr != nil || pid <= 0 {
-		t.Fatalf("daemon pid file %q: %v %v", b, err, perr)
-	}
-	if env, err := os.ReadFile(pidfile + ".env"); err != nil || strings.Contains(string(env), "HUB_RUN_MARK=") {
-		t.Fatalf("daemon's environment %q (%v): want it without the run's marker, or the test tests nothing", env, err)
-	}
-	// ESRCH: gone and waited for (a zombie would still answer).
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		syscall.Kill(pid, syscall.SIGKILL)
-		t.Errorf("daemon %d that cleared its environment still exists after the run (kill 0: %v; running: %v)", pid, err, proc.Running(pid))
-	}
+	wantGone(t, pidfile)
 	if left := proc.Descendants(os.Getpid()); len(left) > 0 {
 		t.Errorf("processes left below the caller: %v", describe(left))
 	}

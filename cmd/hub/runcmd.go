@@ -133,7 +133,7 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	// hub runs one agent: as a child subreaper it gets the agent's orphans
 	// (a tool's detached children) and kills them with the run.
 	if err := adapters.BecomeSubreaper(); err == nil {
-		opts = append(opts, adapters.WithOrphans(true))
+		opts = append(opts, adapters.WithOrphans())
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

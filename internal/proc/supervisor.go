@@ -1,11 +1,16 @@
 package proc
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -22,37 +27,31 @@ const DefaultStderrTail = 64 << 10
 // the process exited (see Supervisor.Stdout), and the copy of Spec.Stdin.
 const PipeDrain = time.Second
 
-// SnapshotEvery is how often a Supervisor records the descendants of a
-// running process, so that tools in process groups of their own are still
-// found and killed after the process that started them is gone.
-const SnapshotEvery = time.Second
-
-// ReapWait bounds the wait for the last processes of a tree after SIGKILL
-// (Supervisor.Wait).
+// ReapWait bounds the wait for the last processes of a tree after the
+// grace period (Supervisor.Wait).
 const ReapWait = 2 * time.Second
 
 // Spec is a command for Launch.
 type Spec struct {
-	Path string
+	Path string   // the program: a path, or a name looked up in PATH
 	Args []string // not including argv[0]
 	Dir  string   // working directory; "" for this process's
 	Env  []string // the whole environment, K=V
 	// Stdin, when not nil, is written to the process's stdin, which is then
 	// closed. When nil, stdin is /dev/null: never inherited.
 	Stdin []byte
-	// Grace is the time between SIGTERM and SIGKILL in Stop; 0 sends
-	// SIGKILL right after SIGTERM.
+	// Grace is the time between SIGTERM and SIGKILL in a stop, for every
+	// process of the tree; 0 sends SIGKILL right after SIGTERM.
 	Grace time.Duration
 	// StderrTail is how many of the last stderr bytes Exit.Stderr keeps;
 	// 0 means DefaultStderrTail.
 	StderrTail int
-	// Marker, Orphans and Sole are Group's fields of the same names: an
-	// environment entry in Env unique to this process's tree, whether this
-	// process is a child subreaper that takes the tree's orphans, and
-	// whether it runs no other children.
-	Marker  string
+	// Orphans says this process is a child subreaper (BecomeSubreaper)
+	// that starts no children but through Launch: should a guard die
+	// before its tree is gone (an agent can SIGKILL its parent), the
+	// tree's orphans are re-parented here, and Wait SIGKILLs every child
+	// of this process that is not a live guard, and its descendants.
 	Orphans bool
-	Sole    bool
 }
 
 // Exit is how a supervised process ended.
@@ -66,95 +65,194 @@ type Exit struct {
 	// Stderr is the last Spec.StderrTail bytes of its stderr.
 	Stderr string
 	// Cause is why the Supervisor signalled it (the first Stop or Kill
-	// cause), nil when it exited before any was acted on.
+	// cause), nil when it exited before any was asked for.
 	Cause error
+	// Left is how many processes of the tree were still alive when Wait
+	// gave up on them (ReapWait after the grace period): 0 normally; a
+	// process of another user, which only root may signal, can stay.
+	Left int
 }
 
-// Supervisor runs one process as the leader of its own process group and
-// owns it and every process it starts until they are all gone: it follows
-// the descendants (Group.Snapshot every SnapshotEvery, and the run's marker
-// at every stop), stops the whole tree on request (SIGTERM, Spec.Grace,
-// SIGKILL), reaps, and reports one Exit. It keeps a tail of stderr; stdout
-// is the caller's to read (Stdout).
+// Supervisor runs one process and owns it and every process it starts
+// until they are all gone. Its guard (see guard.go) is the process's
+// parent: a child subreaper that holds the whole tree, stops it on request
+// (SIGTERM to each process once, Spec.Grace for all, then SIGKILL), stops
+// what the process leaves behind when it exits, and stops everything should
+// this process die, even by SIGKILL. The Supervisor keeps a tail of
+// stderr; stdout is the caller's to read (Stdout).
 //
 // Stop, Kill, Stopped, Exited, StderrSoFar and PID are safe for concurrent
 // use; Wait must be called exactly once, after Stdout has been read to its
 // end (or abandoned).
 type Supervisor struct {
-	g      *Group
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd // the guard
+	pid    int       // the supervised process
+	orphan bool
+	grace  time.Duration
+	ctl    *os.File // the control pipe's write end
+	status *bufio.Reader
 	stdout *pipeReader
 	stderr *pipeReader
 	tail   *Tail
-	grace  time.Duration
 
 	mu      sync.Mutex
-	cause   error         // the first Stop or Kill cause
-	stopReq chan struct{} // closed by the first Stop or Kill
-	killReq chan struct{} // closed by the first Kill
-	sent    atomic.Int32  // the last signal sent to the leader, 0 if none
-	acted   atomic.Bool   // a stop signal went out before the process exited
+	cause   error // the first Stop or Kill cause
+	asked   bool  // a Stop or Kill was sent before the exit was known
+	killed  bool  // a Kill was sent
+	ws      syscall.WaitStatus
+	lastSig syscall.Signal // the last signal the guard sent the process
 
-	exited chan struct{} // closed once the leader has been waited for
-	done   sync.WaitGroup
+	exited    chan struct{} // closed once the process has been waited for
+	guardDone chan struct{} // closed once the guard has exited and been waited for
+	done      sync.WaitGroup
 }
 
-// Launch starts spec as a new process group (see Start: Setpgid, and
-// Pdeathsig SIGKILL should this process die) with its stdout and stderr on
-// pipes, and begins supervising it. The error is exec's, for a process that
-// could not be started; nothing is left running then.
+// guardExe is what Launch executes as the guard: the running binary.
+const guardExe = "/proc/self/exe"
+
+// Launch starts spec under a guard (see Supervisor) with its stdout and
+// stderr on pipes, stdin from Spec.Stdin or /dev/null, in a session and
+// process group of its own, and begins supervising it. The error is an
+// *exec.Error when Spec.Path is not found in PATH, an *fs.PathError (Op
+// "fork/exec") when the program cannot be executed (EACCES, ENOEXEC, …),
+// or the guard's own failure; nothing is left running then.
 func Launch(spec Spec) (*Supervisor, error) {
-	cmd := exec.Command(spec.Path, spec.Args...)
-	cmd.Dir, cmd.Env = spec.Dir, spec.Env
+	path := spec.Path
+	if !strings.ContainsRune(path, '/') {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			return nil, err
+		}
+		path = lp
+	}
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	stdoutR, stdoutW, err1 := pipe()
+	stderrR, stderrW, err2 := pipe()
+	ctlR, ctlW, err3 := pipe()
+	statusR, statusW, err4 := pipe()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		closeAll()
+		return nil, err
+	}
+	cmd := exec.Command(guardExe)
+	cmd.Args = append([]string{guardArg0, path}, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(append([]string(nil), spec.Env...), guardEnv+"="+strconv.FormatInt(int64(max(spec.Grace, 0)), 10))
 	if spec.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
-	// Real pipes, read here rather than by os/exec's copy goroutines: Wait
-	// then never waits on (or, after WaitDelay, cuts off) output that a
-	// slow consumer has not read yet.
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	stderrR, stderrW, err := os.Pipe()
-	if err != nil {
-		stdoutR.Close()
-		stdoutW.Close()
-		return nil, err
-	}
 	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
-	cmd.WaitDelay = PipeDrain // bounds only the stdin copy when Stdin is set
-	g, err := Start(cmd)
+	cmd.ExtraFiles = []*os.File{ctlR, statusW} // fds 3 and 4 (ctlFD, statusFD)
+	cmd.WaitDelay = PipeDrain                  // bounds only the stdin copy when Stdin is set
+	// Its own process group: a Ctrl-C at the terminal reaches hub, which
+	// decides; the guard's fate is the control pipe's.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := guards.start(cmd); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("proc: starting the process guard (%s): %w", guardExe, err)
+	}
 	stdoutW.Close()
 	stderrW.Close()
-	if err != nil {
-		stdoutR.Close()
-		stderrR.Close()
-		return nil, err
-	}
-	g.Orphans, g.Sole, g.Marker = spec.Orphans, spec.Sole, spec.Marker
+	ctlR.Close()
+	statusW.Close()
 	tail := spec.StderrTail
 	if tail <= 0 {
 		tail = DefaultStderrTail
 	}
 	s := &Supervisor{
-		g: g, cmd: cmd, grace: max(spec.Grace, 0),
-		stdout: newPipeReader(stdoutR), stderr: newPipeReader(stderrR),
-		tail:    &Tail{Max: tail},
-		stopReq: make(chan struct{}), killReq: make(chan struct{}), exited: make(chan struct{}),
+		cmd: cmd, orphan: spec.Orphans, grace: max(spec.Grace, 0), ctl: ctlW, status: bufio.NewReader(statusR),
+		stdout: newPipeReader(stdoutR), stderr: newPipeReader(stderrR), tail: &Tail{Max: tail},
+		exited: make(chan struct{}), guardDone: make(chan struct{}),
 	}
-	s.done.Add(3)
-	go s.stopper()
-	go s.waiter()
+	s.done.Add(1)
 	go func() {
 		defer s.done.Done()
 		_, _ = io.Copy(s.tail, s.stderr)
 	}()
+	kind, fields, _ := s.readStatus()
+	if kind != 'P' || len(fields) != 1 {
+		// Not started: the guard has exited or is about to.
+		ctlW.Close()
+		s.stdout.agentExited()
+		s.stderr.agentExited()
+		_ = cmd.Wait()
+		guards.remove(cmd.Process.Pid)
+		s.done.Wait()
+		s.stdout.f.Close()
+		s.stderr.f.Close()
+		statusR.Close()
+		if kind == 'E' && len(fields) == 1 {
+			return nil, &fs.PathError{Op: "fork/exec", Path: path, Err: syscall.Errno(fields[0])}
+		}
+		return nil, fmt.Errorf("proc: the process guard failed to start %s: %s", path, strings.TrimSpace(s.tail.String()))
+	}
+	s.pid = int(fields[0])
+	go s.follow(statusR)
 	return s, nil
 }
 
-// PID is the leader's pid, which is also the process group id.
-func (s *Supervisor) PID() int { return s.g.PGID }
+// readStatus reads one line of the guard's status pipe; kind is 0 at its
+// end.
+func (s *Supervisor) readStatus() (kind byte, fields []int64, ok bool) {
+	line, err := s.status.ReadString('\n')
+	if err != nil {
+		return 0, nil, false
+	}
+	return parseStatus(line)
+}
+
+// follow reads the guard's reports until it exits: the process's exit
+// (then stdout and stderr end once drained), and the end of the tree.
+func (s *Supervisor) follow(statusR *os.File) {
+	for {
+		kind, fields, ok := s.readStatus()
+		if !ok {
+			break
+		}
+		if kind == 'X' && len(fields) == 2 {
+			s.mu.Lock()
+			s.ws, s.lastSig = syscall.WaitStatus(uint32(fields[0])), syscall.Signal(fields[1])
+			s.mu.Unlock()
+			s.markExited()
+		}
+	}
+	statusR.Close()
+	select {
+	case <-s.exited:
+	default:
+		// The guard ended without reporting the exit: it was killed (an
+		// agent can SIGKILL its parent), and the process with it
+		// (Pdeathsig SIGKILL).
+		s.mu.Lock()
+		s.ws = syscall.WaitStatus(syscall.SIGKILL)
+		s.mu.Unlock()
+		s.markExited()
+	}
+	_ = s.cmd.Wait()
+	guards.remove(s.cmd.Process.Pid)
+	close(s.guardDone)
+}
+
+func (s *Supervisor) markExited() {
+	close(s.exited)
+	s.stdout.agentExited()
+	s.stderr.agentExited()
+}
+
+// PID is the process's pid, which is also its process group and session id.
+func (s *Supervisor) PID() int { return s.pid }
 
 // Stdout is the process's stdout. Until the process exits it blocks like any
 // pipe; after that it returns only what the pipe still holds and then
@@ -165,141 +263,167 @@ func (s *Supervisor) Stdout() io.Reader { return s.stdout }
 // StderrSoFar returns the stderr tail kept so far.
 func (s *Supervisor) StderrSoFar() string { return s.tail.String() }
 
-// Exited is closed once the leader has exited and been waited for.
+// Exited is closed once the process has exited and been waited for.
 func (s *Supervisor) Exited() <-chan struct{} { return s.exited }
 
-// Stop asks for the whole tree to be stopped: SIGTERM to the group and every
-// descendant seen, then SIGKILL after Spec.Grace unless the leader exited.
-// The first cause of Stop or Kill is the one Exit reports. It does not block
-// and is a no-op once the process has exited or a stop is under way.
-func (s *Supervisor) Stop(cause error) { s.request(cause, false) }
+// Stop asks for the whole tree to be stopped: SIGTERM to each of its
+// processes, then SIGKILL to those left after Spec.Grace. The first cause of
+// Stop or Kill is the one Exit reports. It does not block and is a no-op
+// once the process has exited or a stop is under way.
+func (s *Supervisor) Stop(cause error) { s.request(cause, 't') }
 
 // Kill is Stop without the grace period: SIGKILL at once, also during a
 // Stop's grace period.
-func (s *Supervisor) Kill(cause error) { s.request(cause, true) }
+func (s *Supervisor) Kill(cause error) { s.request(cause, 'k') }
 
-func (s *Supervisor) request(cause error, kill bool) {
+func (s *Supervisor) request(cause error, c byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
 	if s.cause == nil {
 		s.cause = cause
-		close(s.stopReq)
 	}
-	if kill {
-		select {
-		case <-s.killReq:
-		default:
-			close(s.killReq)
-		}
-	}
-}
-
-// Stopped reports whether a stop signal went out to the process before it
-// exited.
-func (s *Supervisor) Stopped() bool { return s.acted.Load() }
-
-// stopper records descendants while the leader runs and carries out the
-// first stop request.
-func (s *Supervisor) stopper() {
-	defer s.done.Done()
-	tick := time.NewTicker(SnapshotEvery)
-	defer tick.Stop()
-wait:
-	select {
-	case <-s.exited:
+	if s.asked && (c == 't' || s.killed) {
 		return
-	case <-tick.C:
-		s.g.Snapshot()
-		goto wait
-	case <-s.stopReq:
 	}
-	select {
-	case <-s.exited: // exited on its own at the same moment
-		return
-	default:
-	}
-	s.acted.Store(true)
-	sig := syscall.SIGTERM
-	select {
-	case <-s.killReq:
-		sig = syscall.SIGKILL
-	default:
-	}
-	// The group and the descendants already recorded at once, and the
-	// grace period starts; then those a fresh walk of /proc (and of the
-	// marker) finds. The walks take milliseconds: they delay neither the
-	// polite signal nor the SIGKILL.
-	_ = s.g.Signal(sig)
-	s.sent.Store(int32(sig))
-	t := time.NewTimer(s.grace)
-	defer t.Stop()
-	s.g.Snapshot()
-	s.g.SnapshotMarked()
-	s.g.SignalNew(sig)
-	select {
-	case <-s.exited:
-	case <-t.C:
-	case <-s.killReq:
-	}
-	_ = s.g.Signal(syscall.SIGKILL)
-	s.g.Snapshot()
-	s.g.SignalNew(syscall.SIGKILL)
-	select {
-	case <-s.exited:
-	default:
-		s.sent.Store(int32(syscall.SIGKILL))
-	}
+	s.asked = true
+	s.killed = s.killed || c == 'k'
+	_, _ = s.ctl.Write([]byte{c})
 }
 
-// waiter reaps the leader; what is left of its group and the descendants
-// seen are orphans of a finished process, so it kills them; then it lets
-// the pipe readers drain what the pipes still hold.
-func (s *Supervisor) waiter() {
-	defer s.done.Done()
-	_ = s.cmd.Wait() // the exit status comes from ProcessState
-	close(s.exited)
-	if s.g.Orphans {
-		s.g.Snapshot() // the leader's orphans are children of this process now
-	}
-	s.g.SnapshotMarked() // and those re-parented to init
-	_ = s.g.Signal(syscall.SIGKILL)
-	s.stdout.agentExited()
-	s.stderr.agentExited()
+// Stopped reports whether a stop was asked for before the process exited.
+func (s *Supervisor) Stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.asked
 }
 
-// Wait blocks until the leader has exited, stderr is drained and every
-// process of the tree is gone (SIGKILLed and waited for, up to 2 s), then
-// closes the pipes and returns the Exit record. Call it once, after reading
-// Stdout to io.EOF.
+// Wait blocks until the process has exited, stderr is drained and every
+// process of the tree is gone (the guard exited; at most the grace period
+// and ReapWait more), then closes the pipes and returns the Exit record.
+// What the process leaves behind gets SIGTERM when it exits and the grace
+// period, as in a stop. Call Wait once, after reading Stdout to io.EOF.
 func (s *Supervisor) Wait() Exit {
-	s.done.Wait()
-	s.g.Reap(ReapWait)
+	<-s.exited
+	s.done.Wait() // stderr drained
+	t := time.NewTimer(s.grace + ReapWait)
+	select {
+	case <-s.guardDone:
+	case <-t.C:
+		// What is left cannot be signalled by this process: the guard
+		// goes on alone and gives up after giveUp.
+	}
+	t.Stop()
+	s.ctl.Close()
 	s.stdout.f.Close()
 	s.stderr.f.Close()
-	code, sig := ExitStatus(s.cmd.ProcessState)
-	if sent := syscall.Signal(s.sent.Load()); sig == "" && sent != 0 && code != nil && *code == 128+int(sent) {
-		sig = unix.SignalName(sent)
+	s.mu.Lock()
+	ws, sent, asked, cause := s.ws, s.lastSig, s.asked, s.cause
+	s.mu.Unlock()
+	if s.orphan {
+		sweepOrphans()
 	}
-	var cause error
-	if s.acted.Load() {
-		s.mu.Lock()
-		cause = s.cause
-		s.mu.Unlock()
+	var e Exit
+	switch {
+	case ws.Signaled():
+		e.Signal = unix.SignalName(ws.Signal())
+	case ws.Exited():
+		c := ws.ExitStatus()
+		e.Code = &c
+		if sent != 0 && c == 128+int(sent) {
+			e.Signal = unix.SignalName(sent)
+		}
 	}
-	return Exit{Code: code, Signal: sig, Stderr: s.tail.String(), Cause: cause}
+	if asked {
+		e.Cause = cause
+	}
+	e.Stderr = s.tail.String()
+	select {
+	case <-s.guardDone:
+	default:
+		e.Left = len(walk(s.cmd.Process.Pid))
+	}
+	return e
+}
+
+// guards is the set of live guards this process started: a child subreaper
+// running nothing but guards tells the orphans of a dead guard by it.
+var guards = guardSet{pids: map[int]bool{}}
+
+type guardSet struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}
+
+// start starts cmd (a guard) and records it, under the lock that
+// sweepOrphans holds: a guard being started is never taken for an orphan.
+func (g *guardSet) start(cmd *exec.Cmd) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	g.pids[cmd.Process.Pid] = true
+	return nil
+}
+
+func (g *guardSet) remove(pid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.pids, pid)
+}
+
+// sweepOrphans SIGKILLs every child of this process that is not a live
+// guard, and their descendants, and reaps those children, for up to
+// ReapWait: the orphans of a guard that died, re-parented to this
+// subreaper.
+func sweepOrphans() {
+	self := os.Getpid()
+	deadline := time.Now().Add(ReapWait)
+	for {
+		guards.mu.Lock()
+		kids, _ := children(self)
+		var left []member
+		for _, c := range kids {
+			p, ok := readStat(c)
+			if !ok || p.ppid != self || guards.pids[c] {
+				continue
+			}
+			if p.zombie {
+				var ws syscall.WaitStatus
+				_, _ = syscall.Wait4(c, &ws, syscall.WNOHANG, nil)
+				continue
+			}
+			left = append(append(left, member{pid: c, start: p.start}), walk(c)...)
+		}
+		guards.mu.Unlock()
+		if len(left) == 0 || time.Now().After(deadline) {
+			return
+		}
+		for _, m := range left {
+			send(m, syscall.SIGKILL)
+		}
+		time.Sleep(walkEvery)
+	}
 }
 
 // pipeReader reads one of the process's output pipes. Until the process
-// exits it blocks like any pipe. After agentExited it returns only what is
-// still queued in the pipe (FIONREAD): everything the process wrote before
-// it exited is there, however slowly the caller reads, and the stream ends
-// (io.EOF) as soon as the pipe is empty, whatever still holds it open or
-// keeps writing to it (a detached grandchild). A read already waiting when
-// the process exits gives up after PipeDrain.
+// exits it blocks like any pipe. After agentExited it returns only the bytes
+// that were queued in the pipe at that moment (FIONREAD) and then io.EOF:
+// everything the process wrote before it exited, however slowly the caller
+// reads, and nothing that a detached grandchild still holding the pipe open
+// writes afterwards, however fast. When the count cannot be read, a read
+// waiting at the exit gives up after PipeDrain and the stream ends once the
+// pipe is empty.
 type pipeReader struct {
 	f      *os.File
 	rc     syscall.RawConn
 	exited atomic.Bool
+	left   atomic.Int64 // bytes still to return after the exit; -1 unknown
 }
 
 func newPipeReader(f *os.File) *pipeReader {
@@ -310,8 +434,14 @@ func newPipeReader(f *os.File) *pipeReader {
 }
 
 func (p *pipeReader) agentExited() {
+	q := p.queued()
+	p.left.Store(int64(q))
 	p.exited.Store(true)
-	_ = p.f.SetReadDeadline(time.Now().Add(PipeDrain)) // a read waiting now
+	if q == 0 {
+		_ = p.f.SetReadDeadline(time.Now()) // a read waiting now: nothing more is owed
+	} else {
+		_ = p.f.SetReadDeadline(time.Now().Add(PipeDrain))
+	}
 }
 
 // queued returns how many bytes the pipe holds, -1 if unknown.
@@ -330,18 +460,25 @@ func (p *pipeReader) queued() int {
 
 func (p *pipeReader) Read(b []byte) (int, error) {
 	if p.exited.Load() {
-		q := p.queued()
-		if q == 0 {
+		left := p.left.Load()
+		if left < 0 {
+			left = int64(p.queued())
+		}
+		if left == 0 {
 			return 0, io.EOF
 		}
-		if q > 0 {
-			// Data is queued: this read cannot block, and the deadline
-			// agentExited set for a waiting read must not cut it off.
-			b = b[:min(len(b), q)]
+		if left > 0 {
+			// Owed bytes are queued: this read cannot block, and the
+			// deadline agentExited set for a waiting read must not cut
+			// it off.
+			b = b[:min(int64(len(b)), left)]
 			_ = p.f.SetReadDeadline(time.Time{})
 		}
 	}
 	n, err := p.f.Read(b)
+	if p.exited.Load() && p.left.Load() > 0 {
+		p.left.Add(-int64(n))
+	}
 	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
 		return n, io.EOF
 	}

@@ -1,9 +1,13 @@
 package proc
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,8 +17,7 @@ import (
 
 func launch(t *testing.T, script string, grace time.Duration) *Supervisor {
 	t.Helper()
-	marker := "HUB_TEST_MARK=" + strconv.Itoa(os.Getpid()) + "-" + t.Name()
-	s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", script}, Env: append(os.Environ(), marker), Marker: marker, Grace: grace})
+	s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", script}, Env: os.Environ(), Grace: grace})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +63,6 @@ func TestSupervisorStopsTree(t *testing.T) {
 	t.Parallel()
 	s := launch(t, `setsid sh -c 'trap "" TERM; echo $$; exec sleep 60' & wait`, 200*time.Millisecond)
 	child := readPID(t, s.Stdout())
-	time.Sleep(SnapshotEvery + 200*time.Millisecond) // one snapshot records the child
 	cause := errors.New("test stop")
 	s.Stop(cause)
 	s.Stop(errors.New("second cause is ignored"))
@@ -133,8 +135,7 @@ func TestSupervisorCaughtSignal(t *testing.T) {
 }
 
 // TestSupervisorDetachedWriter: a grandchild that keeps stdout open does not
-// hold Wait past the leader's exit, and is killed: it left the tree before
-// any snapshot, but carries the marker.
+// hold Wait past the leader's exit, and is killed.
 func TestSupervisorDetachedWriter(t *testing.T) {
 	t.Parallel()
 	s := launch(t, `setsid sh -c 'echo $$; while :; do echo tick; sleep 0.05; done' & sleep 0.2; exit 0`, time.Second)
@@ -155,4 +156,167 @@ func TestSupervisorDetachedWriter(t *testing.T) {
 	if !gone(child) {
 		t.Errorf("detached writer %d is still alive after Wait", child)
 	}
+}
+
+// TestSupervisorOrphanClearedEnv: a process that clears its environment and
+// double-forks (re-parented, no trace of the run on it) is still below the
+// guard and gone after Wait, although the leader exited on its own.
+func TestSupervisorOrphanClearedEnv(t *testing.T) {
+	t.Parallel()
+	s := launch(t, `( env -i /bin/sh -c 'echo $$; exec sleep 60' & ); sleep 0.1; exit 0`, time.Second)
+	orphan := readPID(t, s.Stdout())
+	_, _ = io.Copy(io.Discard, s.Stdout())
+	exit := s.Wait()
+	if exit.Code == nil || *exit.Code != 0 || exit.Left != 0 {
+		t.Errorf("Exit = %+v, want status 0 and nothing left", exit)
+	}
+	if !gone(orphan) {
+		t.Errorf("orphan %d that cleared its environment is alive after Wait", orphan)
+	}
+}
+
+// TestSupervisorFairStop: in a stop, a descendant that outlives the leader
+// gets SIGTERM once and the whole grace period before SIGKILL: it is not
+// SIGKILLed when the leader exits.
+func TestSupervisorFairStop(t *testing.T) {
+	t.Parallel()
+	grace := time.Second
+	log := filepath.Join(t.TempDir(), "terms")
+	s := launch(t, `sh -c 'trap "echo \$\$ >>`+log+`" TERM; echo $$; while :; do sleep 0.05; done' & trap 'exit 0' TERM; while :; do sleep 0.05; done`, grace)
+	child := readPID(t, s.Stdout())
+	start := time.Now()
+	s.Stop(errors.New("stop"))
+	_, _ = io.Copy(io.Discard, s.Stdout())
+	exit := s.Wait()
+	took := time.Since(start)
+	if took < grace {
+		t.Errorf("Wait returned %s after the stop, before the %s grace period the descendant ignoring SIGTERM is owed", took, grace)
+	}
+	if !gone(child) {
+		t.Errorf("descendant %d alive after Wait", child)
+	}
+	b, _ := os.ReadFile(log)
+	if got := strings.Fields(string(b)); len(got) != 1 || got[0] != strconv.Itoa(child) {
+		t.Errorf("SIGTERMs recorded by the descendant: %q, want exactly one, from pid %d", got, child)
+	}
+	if exit.Code == nil || *exit.Code != 0 || exit.Cause == nil {
+		t.Errorf("Exit = %+v, want status 0 (the leader's TERM trap) and the stop's cause", exit)
+	}
+}
+
+// TestSupervisorStartErrors: a program that is not there, or not
+// executable, is an error from Launch that callers can classify, and
+// nothing is left running.
+func TestSupervisorStartErrors(t *testing.T) {
+	// Not parallel: nothing else of this test binary's runs meanwhile.
+	dir := t.TempDir()
+	noexec := filepath.Join(dir, "noexec")
+	if err := os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path string
+		want error
+	}{
+		{filepath.Join(dir, "missing"), fs.ErrNotExist},
+		{noexec, fs.ErrPermission},
+		{"hub-no-such-program-in-path", exec.ErrNotFound},
+	} {
+		s, err := Launch(Spec{Path: tt.path, Env: os.Environ()})
+		if err == nil {
+			io.Copy(io.Discard, s.Stdout())
+			s.Wait()
+			t.Errorf("Launch(%s) = nil error", tt.path)
+			continue
+		}
+		if !errors.Is(err, tt.want) {
+			t.Errorf("Launch(%s) = %v, want an error that is %v", tt.path, err, tt.want)
+		}
+	}
+	if left := Descendants(os.Getpid()); len(left) > 0 {
+		t.Errorf("processes left after failed launches: %v", left)
+	}
+}
+
+// TestSupervisorGuardKilled: an agent that SIGKILLs its guard dies with it
+// (Pdeathsig), and Wait reports SIGKILL rather than hanging.
+func TestSupervisorGuardKilled(t *testing.T) {
+	t.Parallel()
+	s := launch(t, `echo $PPID; while :; do sleep 0.05; done`, time.Second)
+	guard := readPID(t, s.Stdout())
+	if err := syscall.Kill(guard, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, s.Stdout())
+	exit := s.Wait()
+	if exit.Signal != "SIGKILL" {
+		t.Errorf("Exit = %+v, want SIGKILL", exit)
+	}
+	if !gone(s.PID()) {
+		t.Errorf("agent %d alive after its guard was killed", s.PID())
+	}
+}
+
+// TestGuardOutlivesParent: when the process that launched the agent dies by
+// SIGKILL, its guard stops the whole tree — the agent, a child in its
+// group and a double-forked daemon in a session of its own, all ignoring
+// SIGTERM — within the grace period and ReapWait.
+func TestGuardOutlivesParent(t *testing.T) {
+	t.Parallel()
+	if os.Getenv("HUB_PROC_TEST_LAUNCHER") != "" {
+		t.Skip("run as the launcher")
+	}
+	grace := 500 * time.Millisecond
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLauncher$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "HUB_PROC_TEST_LAUNCHER="+grace.String())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	var pids []int
+	for len(pids) < 3 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("launcher output ended after pids %v: %v", pids, err)
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(line)); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	killed := time.Now()
+	cmd.Process.Kill()
+	cmd.Wait()
+	bound := grace + ReapWait
+	for _, pid := range pids {
+		for !gone(pid) && time.Since(killed) < bound {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if !gone(pid) {
+			t.Errorf("pid %d alive %s after its launcher was SIGKILLed, want gone within the grace %s + ReapWait", pid, time.Since(killed).Round(time.Millisecond), grace)
+		}
+	}
+}
+
+// TestLauncher is TestGuardOutlivesParent's launcher: it launches the tree,
+// prints its pids, and waits to be killed.
+func TestLauncher(t *testing.T) {
+	v := os.Getenv("HUB_PROC_TEST_LAUNCHER")
+	if v == "" {
+		t.Skip("only as TestGuardOutlivesParent's launcher")
+	}
+	grace, _ := time.ParseDuration(v)
+	s := launch(t, `trap '' TERM; echo $$; sh -c 'trap "" TERM; echo $$; exec sleep 300' & (setsid sh -c 'trap "" TERM; echo $$; exec sleep 300' &); while :; do sleep 1; done`, grace)
+	io.Copy(os.Stdout, s.Stdout())
+	select {}
 }

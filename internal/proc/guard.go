@@ -1,0 +1,229 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The guard is the parent of every process Launch starts. Launch runs it by
+// re-executing the running binary (/proc/self/exe) with guardEnv set; this
+// package's init sees the variable and runs guardMain instead of the
+// program, before the program's main or its flags. The guard:
+//
+//   - is a child subreaper (PR_SET_CHILD_SUBREAPER), so every process the
+//     agent starts stays below it whatever it does — a new session or
+//     process group, a double fork, a cleared environment, an unreadable
+//     /proc entry: an orphan is re-parented to the guard, never to init;
+//   - starts the agent in a session of its own (setsid), so no process of
+//     the agent's can join hub's process group, and with Pdeathsig SIGKILL,
+//     so the agent dies should the guard itself be killed;
+//   - reports the agent's pid and, once it has reaped it, its wait status;
+//   - stops the whole tree when hub asks, when the agent exits leaving
+//     processes behind, and when hub's end of the control pipe closes (hub
+//     exited or was SIGKILLed): SIGTERM once to each process, the grace
+//     period for all of them, then SIGKILL until none is left;
+//   - exits when it has no child left: wait4 then fails with ECHILD, which
+//     the kernel guarantees means no descendant is alive.
+//
+// Protocol. fd 3 is the control pipe, read by the guard: 't' stop politely,
+// 'k' SIGKILL now; end of file, stop politely. fd 4 is the status pipe,
+// written by the guard, one line per message: "P <pid>" once started,
+// "E <errno>" if the agent could not be executed (the guard then exits),
+// "X <wait status> <last signal sent>" once the agent has been reaped.
+const (
+	guardEnv  = "HUB_PROC_GUARD" // its value: the grace period in nanoseconds
+	guardArg0 = "hub-guard"
+	ctlFD     = 3
+	statusFD  = 4
+)
+
+// walkEvery is how often a stop walks the tree again to find processes
+// started since the last walk.
+const walkEvery = 20 * time.Millisecond
+
+// giveUp bounds the SIGKILL phase: a process that survives it (one of
+// another user, which only root may signal) is left, and the guard exits.
+const giveUp = 10 * time.Second
+
+func init() {
+	if v, ok := os.LookupEnv(guardEnv); ok {
+		os.Exit(guardMain(v, os.Args[1:]))
+	}
+}
+
+// guard is the state of a guard process.
+type guard struct {
+	leader  member
+	status  *os.File
+	grace   time.Duration
+	termed  map[member]bool // processes sent SIGTERM in this stop
+	lastSig syscall.Signal  // the last signal sent to the leader
+	reaped  bool            // the leader has been waited for
+}
+
+func guardMain(graceNS string, argv []string) int {
+	// Pdeathsig is tied to the thread that forks: keep this one for good.
+	runtime.LockOSThread()
+	os.Unsetenv(guardEnv)
+	syscall.CloseOnExec(ctlFD)
+	syscall.CloseOnExec(statusFD)
+	status := os.NewFile(statusFD, "status")
+	ctl := os.NewFile(ctlFD, "control")
+	ns, _ := strconv.ParseInt(graceNS, 10, 64)
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "hub-guard: no command")
+		return 2
+	}
+	// The guard's fate is decided by the control pipe only: terminal and
+	// job-control signals are caught (not ignored: an ignored disposition
+	// would be inherited by the agent) and dropped.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "hub-guard: PR_SET_CHILD_SUBREAPER:", err)
+		return 2
+	}
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		errno, _ := err.(syscall.Errno)
+		fmt.Fprintf(status, "E %d\n", int(errno))
+		return 1
+	}
+	g := &guard{leader: member{pid: pid, start: startTime(pid)}, status: status, grace: time.Duration(ns), termed: map[member]bool{}}
+	fmt.Fprintf(status, "P %d\n", pid)
+	return g.run(ctl)
+}
+
+// reaped is one wait4 result.
+type reaped struct {
+	pid int
+	ws  syscall.WaitStatus
+}
+
+func (g *guard) run(ctl *os.File) int {
+	cmds := make(chan byte, 4)
+	go func() {
+		b := make([]byte, 1)
+		for {
+			if n, err := ctl.Read(b); n == 0 || err != nil {
+				close(cmds)
+				return
+			}
+			cmds <- b[0]
+		}
+	}()
+	waits := make(chan reaped, 16)
+	go func() {
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, 0, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil { // ECHILD: no child, so no descendant, is left
+				close(waits)
+				return
+			}
+			waits <- reaped{pid, ws}
+		}
+	}()
+	var (
+		stopping bool
+		killing  bool
+		deadline <-chan time.Time // the end of the grace period
+		tick     <-chan time.Time // the next walk of a stop
+		killedAt time.Time
+	)
+	ticker := time.NewTicker(walkEvery)
+	defer ticker.Stop()
+	stop := func(kill bool) {
+		switch {
+		case kill && !killing:
+			killing, stopping = true, true
+			killedAt = time.Now()
+			tick = ticker.C
+			g.signalTree(syscall.SIGKILL)
+		case !stopping:
+			stopping = true
+			tick = ticker.C
+			deadline = time.After(g.grace)
+			g.signalTree(syscall.SIGTERM)
+		}
+	}
+	for {
+		select {
+		case c, ok := <-cmds:
+			if !ok {
+				cmds = nil
+				stop(false)
+				continue
+			}
+			stop(c == 'k')
+		case w, ok := <-waits:
+			if !ok {
+				return 0
+			}
+			if w.pid == g.leader.pid && !g.reaped {
+				g.reaped = true
+				fmt.Fprintf(g.status, "X %d %d\n", uint32(w.ws), int(g.lastSig))
+				stop(false) // what the agent left behind
+			}
+		case <-deadline:
+			deadline = nil
+			stop(true)
+		case <-tick:
+			if killing {
+				if time.Since(killedAt) > giveUp {
+					return 1
+				}
+				g.signalTree(syscall.SIGKILL)
+			} else {
+				g.signalTree(syscall.SIGTERM)
+			}
+		}
+	}
+}
+
+// signalTree sends sig to every live process below the guard. SIGTERM goes
+// to each process at most once per stop; SIGKILL to every process each time.
+func (g *guard) signalTree(sig syscall.Signal) {
+	for _, m := range walk(os.Getpid()) {
+		if sig == syscall.SIGTERM {
+			if g.termed[m] {
+				continue
+			}
+			g.termed[m] = true
+		}
+		if send(m, sig) && m == g.leader && !g.reaped {
+			g.lastSig = sig
+		}
+	}
+}
+
+// parseStatus parses one status line of the guard: its kind ('P', 'E', 'X')
+// and integer fields.
+func parseStatus(line string) (kind byte, fields []int64, ok bool) {
+	parts := strings.Fields(line)
+	if len(parts) == 0 || len(parts[0]) != 1 {
+		return 0, nil, false
+	}
+	for _, p := range parts[1:] {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return 0, nil, false
+		}
+		fields = append(fields, n)
+	}
+	return parts[0][0], fields, true
+}
