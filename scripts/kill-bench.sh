@@ -17,9 +17,15 @@
 #          found by a walk of /proc, which strace slows: ~2 ms untraced)
 #   gone:  write of the crossing line → the last process of the tree killed.
 #          In the second pass the whole tree ignores SIGTERM, so this is
-#          --grace plus hub's SIGKILL latency.
+#          --grace plus hub's SIGKILL latency. In the third only the
+#          descendants ignore it: the agent exits at once, and each of them
+#          is still owed the whole grace period.
+#   most SIGTERMs: the most SIGTERMs any one process received (a stop sends
+#          each process one).
 #
 # Usage: bash scripts/kill-bench.sh [RUNS] [GRACE]   (defaults 100, 500ms)
+# KB_HUB=PATH measures a hub binary built elsewhere (another revision)
+# instead of building this tree's.
 # Needs strace. strace slows every traced process (each signal and each
 # traced write stops it), so the numbers are upper bounds of hub's own.
 set -euo pipefail
@@ -32,14 +38,20 @@ if ! command -v strace >/dev/null; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/hub" ./cmd/hub
+if [[ -n ${KB_HUB:-} ]]; then
+	cp "$KB_HUB" "$work/hub"
+else
+	go build -o "$work/hub" ./cmd/hub
+fi
 cat >"$work/agent" <<'AGENT'
 #!/bin/sh
 if [ "$1" = --version ]; then echo 1.18.33; exit 0; fi
 [ -n "$KB_IGNORE" ] && trap '' TERM
-sleep 300 &
-setsid sleep 300 &
-( setsid sh -c 'exec sleep 300' </dev/null >/dev/null 2>&1 & )
+ign=
+[ -n "$KB_TREE_IGNORES" ] && ign="trap '' TERM;"
+sh -c "$ign exec sleep 300" &
+setsid sh -c "$ign exec sleep 300" &
+( setsid sh -c "$ign exec sleep 300" </dev/null >/dev/null 2>&1 & )
 sleep 0.05
 printf '%s\n' '{"type":"step_start","sessionID":"ses_kb","part":{}}'
 printf '%s\n' '{"type":"step_finish","sessionID":"ses_kb","part":{"reason":"tool-calls","tokens":{"input":60,"output":40,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.5}}'
@@ -53,17 +65,17 @@ measure() {
 	local i trace
 	for ((i = 0; i < runs; i++)); do
 		trace="$work/trace.$i"
-		env ${KB_IGNORE:+KB_IGNORE=1} strace -f -ttt --seccomp-bpf -e trace=write -e signal=TERM,KILL -o "$trace" \
+		env ${KB_IGNORE:+KB_IGNORE=1} ${KB_TREE_IGNORES:+KB_TREE_IGNORES=1} strace -f -ttt --seccomp-bpf -e trace=write -e signal=TERM,KILL -o "$trace" \
 			"$work/hub" run --agent opencode --bin "$work/agent" --output json --max-tokens 50 --grace "$grace" x >/dev/null 2>&1 || true
 		awk '
 			/write\(1, "\{\\"type\\":\\"step_finish/ && !t0 { t0 = $2 }
-			/--- SIGTERM/ { if (!($1 in term)) { term[$1] = $2; n++ } }
+			/--- SIGTERM/ { if (!($1 in term)) { term[$1] = $2; n++ }; if (++count[$1] > most) most = count[$1] }
 			/\+\+\+ killed by/ { if ($2 > gone) gone = $2 }
 			END {
-				if (!t0 || n == 0) { print "NA NA 0 NA"; exit }
+				if (!t0 || n == 0) { print "NA NA 0 NA 0"; exit }
 				last = 0; first = 0
 				for (p in term) { if (term[p] > last) last = term[p]; if (!first || term[p] < first) first = term[p] }
-				printf "%.3f %.3f %d %.3f\n", (last - t0) * 1000, (gone - t0) * 1000, n, (first - t0) * 1000
+				printf "%.3f %.3f %d %.3f %d\n", (last - t0) * 1000, (gone - t0) * 1000, n, (first - t0) * 1000, most
 			}' "$trace"
 		rm -f "$trace"
 	done
@@ -85,13 +97,15 @@ stats() {
 		return 1
 	fi
 	procs=$(awk '$1 != "NA" { s += $3; k++ } END { printf "%.1f", s / k }' "$f")
+	most=$(awk '$5 > m { m = $5 } END { print m + 0 }' "$f")
 	read -r tm tx <<<"$(col 1 "$f")"
 	read -r gm gx <<<"$(col 2 "$f")"
 	read -r fm fx <<<"$(col 4 "$f")"
-	printf '%-22s runs %3d of %3d, %s processes/run\n  first: median %6s ms, max %6s ms   term: median %6s ms, max %6s ms   gone: median %7s ms, max %7s ms\n' \
-		"$1" "$n" "$(wc -l <"$f")" "$procs" "$fm" "$fx" "$tm" "$tx" "$gm" "$gx"
+	printf '%-30s runs %3d of %3d, %s processes/run, most SIGTERMs to one process %s\n  first: median %6s ms, max %6s ms   term: median %6s ms, max %6s ms   gone: median %7s ms, max %7s ms\n' \
+		"$1" "$n" "$(wc -l <"$f")" "$procs" "$most" "$fm" "$fx" "$tm" "$tx" "$gm" "$gx"
 }
 
 echo "kill-bench: $runs runs each, --grace $grace, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(strace -V | head -1)"
 measure | stats "tree obeys SIGTERM"
 KB_IGNORE=1 measure | stats "tree ignores SIGTERM"
+KB_TREE_IGNORES=1 measure | stats "only descendants ignore it"
