@@ -6,9 +6,11 @@
 //
 // A run is built from four parts, each in its own file:
 //
-//   - the supervisor (internal/proc.Supervisor) owns each agent process: its
-//     process group and descendants, Stop (SIGTERM, grace, SIGKILL), the
-//     reaping, and one Exit record; the version probe uses it too;
+//   - the supervisor (internal/proc.Supervisor) owns each agent process
+//     through a guard process that holds its whole tree (re-executed from
+//     the running binary; see internal/proc): Stop (SIGTERM once each,
+//     grace, SIGKILL), the reaping, the tree's end even if hub is killed,
+//     and one Exit record; the version probe uses it too;
 //   - the stream (stream.go) turns stdout lines, or events from another
 //     transport, into the run's events: triage, decode, sanitize, meter,
 //     notice caps, redaction, sequence numbers;

@@ -25,7 +25,8 @@ const StderrTailBytes = proc.DefaultStderrTail
 // StopWait bounds how long Run goes on once the agent has exited or been
 // SIGKILLed: the stdin copy (proc.PipeDrain, exec's WaitDelay), the drain of
 // stdout and stderr (proc.PipeDrain) and the reaping of the tree
-// (proc.ReapWait). A run that a limit stops returns within
+// (proc.ReapWait; what the agent left running when it exited on its own
+// first gets the grace period). A run that a limit stops returns within
 // Limits.GraceOrDefault() + StopWait of the limit running out, given a
 // machine that schedules hub at all; a kill (WithKill) skips the grace.
 const StopWait = 2*proc.PipeDrain + proc.ReapWait
