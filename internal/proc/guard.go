@@ -153,7 +153,7 @@ func (g *guard) run(ctl *os.File) int {
 			killing, stopping = true, true
 			killedAt = time.Now()
 			tick = ticker.C
-			g.signalTree(syscall.SIGKILL)
+			g.killTree()
 		case !stopping:
 			stopping = true
 			tick = ticker.C
@@ -187,7 +187,7 @@ func (g *guard) run(ctl *os.File) int {
 				if time.Since(killedAt) > giveUp {
 					return 1
 				}
-				g.signalTree(syscall.SIGKILL)
+				g.killTree()
 			} else {
 				g.signalTree(syscall.SIGTERM)
 			}
@@ -195,9 +195,11 @@ func (g *guard) run(ctl *os.File) int {
 	}
 }
 
-// signalTree sends sig to every live process below the guard. SIGTERM goes
-// to each process at most once per stop; SIGKILL to every process each time.
-func (g *guard) signalTree(sig syscall.Signal) {
+// signalTree sends sig to every live process below the guard, and returns
+// how many it reached. SIGTERM goes to each process at most once per stop;
+// SIGKILL to every process each time.
+func (g *guard) signalTree(sig syscall.Signal) int {
+	n := 0
 	for _, m := range walk(os.Getpid()) {
 		if sig == syscall.SIGTERM {
 			if g.termed[m] {
@@ -205,9 +207,23 @@ func (g *guard) signalTree(sig syscall.Signal) {
 			}
 			g.termed[m] = true
 		}
-		if send(m, sig) && m == g.leader && !g.reaped {
+		if !send(m, sig) {
+			continue
+		}
+		n++
+		if m == g.leader && !g.reaped {
 			g.lastSig = sig
 		}
+	}
+	return n
+}
+
+// killTree SIGKILLs the tree, walking it again at once while a walk finds
+// someone: a process that forks and exits faster than one walk (a re-forking
+// "hydra") is caught by the next, without waiting for the ticker. A process
+// SIGKILLed forks no more, so the walks converge.
+func (g *guard) killTree() {
+	for i := 0; i < 1000 && g.signalTree(syscall.SIGKILL) > 0; i++ {
 	}
 }
 
