@@ -55,6 +55,7 @@ type escape struct {
 	execs string // the fake agent's start times (Unix ns), one line per exec
 	stop  string // created by the cleanup: tells a hydra (hydra.pl) to end
 	bin   string // the fake agent
+	fifo  int    // read end of the hydra's STOP.fifo
 	repl  *strings.Replacer
 }
 
@@ -66,7 +67,8 @@ type escape struct {
 //	@WAITN@ N           wait until N processes are recorded
 //	@JOINPG@ PID LABEL CMD…  move into PID's process group, record, exec CMD
 //	@FAIR@ LOG ROLE     a process that logs every SIGTERM (see fair.pl)
-//	@HYDRA@ FLOOD       a chain that re-forks in new sessions (see hydra.pl)
+//	@HYDRA@ MODE LEADER a chain that re-forks in new sessions (see hydra.pl)
+//	@FLOOD@             writes on stdout without end (see flood.pl)
 //	@DIR@, @LOG@, @STOP@, @ENVCLEAR@, @QUIET@
 func newEscape(t *testing.T) *escape {
 	t.Helper()
@@ -78,6 +80,7 @@ func newEscape(t *testing.T) *escape {
 		"@JOINPG@", "perl "+filepath.Join(dir, "joinpg.pl"),
 		"@FAIR@", "perl "+filepath.Join(dir, "fair.pl"),
 		"@HYDRA@", "perl "+filepath.Join(dir, "hydra.pl")+" "+filepath.Join(dir, "stop"),
+		"@FLOOD@", "perl "+filepath.Join(dir, "flood.pl"),
 		"@LOG@", filepath.Join(dir, "log"),
 		"@STOP@", filepath.Join(dir, "stop"),
 		"@PIDS@", e.pids,
@@ -88,6 +91,17 @@ func newEscape(t *testing.T) *escape {
 	if err := os.WriteFile(e.pids, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The hydra's liveness: a FIFO every generation holds open for
+	// writing, read here without blocking (raw fd: os.File would park a
+	// read in the poller).
+	if err := syscall.Mkfifo(e.stop+".fifo", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open(e.stop+".fifo", syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fifo = fd
 	for name, text := range map[string]string{
 		// cut -f: the recorded processes are sh, sleep, perl, setpriv,
 		// ssh-agent: no spaces in their names.
@@ -120,15 +134,32 @@ system("@REC@", $$, $role) == 0 or die "rec: $?";
 my $end = time + 60;
 while (time < $end) { sleep 0.02; note("ALIVE") if $termed }
 `,
-		"hydra.pl": `# hydra.pl STOP FLOOD: a chain of processes that ignore SIGTERM, each in a
-# session of its own, each forking its successor and exiting at once, so
-# that its pid changes every millisecond or so. With FLOOD 1 each writes a
-# line on stderr (and dies of SIGPIPE once nobody reads it). It ends when
-# STOP exists, or after 30 s. The first one touches STOP.started.
-use strict; use POSIX ();
-my ($stop, $flood) = @ARGV;
+		"flood.pl": `# flood.pl: writes on stdout without end, 1 MiB at a time, into a pipe it
+# grows to 1 MiB (F_SETPIPE_SZ), so that the pipe is never empty while
+# anyone reads it; dies of SIGPIPE once nobody does (60 s at most).
+fcntl(STDOUT, 1031, 1 << 20);
+my $buf = "y\n" x (1 << 19);
+my $end = time + 60;
+while (time < $end) { syswrite(STDOUT, $buf) }
+`,
+		"hydra.pl": `# hydra.pl STOP MODE LEADER: a chain of processes that ignore SIGTERM, each
+# in a session of its own, each forking its successor and exiting at once,
+# so that its pid changes many times while anyone walks /proc (ps does not
+# see it). Every generation holds STOP.fifo open for writing: the test's
+# reader sees EOF only once the whole chain is gone. MODE quiet writes
+# nothing; in MODE stdout, half a second after process LEADER is gone (so
+# that a supervisor that walks /proc once at its exit missed the chain), the
+# generation of the moment stops forking and writes on stdout without end, into a pipe
+# it grows to 1 MiB, faster than hub can frame lines, so that the pipe is
+# never empty; it dies of SIGPIPE once nobody reads it. It ends when STOP
+# exists, or after 30 s. The first generation records itself as "hydra".
+use strict; use POSIX (); use Time::HiRes qw(time);
+my ($stop, $mode, $leader) = @ARGV;
+my $gone;
 $SIG{TERM} = 'IGNORE';
-open(my $f, '>', "$stop.started") or die; close $f;
+open(my $alive, '>', "$stop.fifo") or die "$stop.fifo: $!";
+system("@REC@", $$, "hydra") == 0 or die "rec: $?";
+my $chunk = "y\n" x (32 << 10);
 my $end = time + 30;
 while (1) {
 	exit 0 if -e $stop || time > $end;
@@ -136,8 +167,12 @@ while (1) {
 	next unless defined $pid;
 	exit 0 if $pid;
 	POSIX::setsid();
-	syswrite(STDERR, ("x" x 200) . "\n") if $flood;
-	select(undef, undef, undef, 0.001);
+	next unless $mode eq "stdout" && !kill(0, $leader);
+	$gone //= time;
+	next if time < $gone + 0.5;
+	fcntl(STDOUT, 1031, 1 << 20); # F_SETPIPE_SZ
+	while (!-e $stop && time < $end) { syswrite(STDOUT, $chunk) or exit 0 }
+	exit 0;
 }
 `,
 	} {
@@ -223,26 +258,21 @@ func (e *escape) recorded() []escProc {
 	return out
 }
 
-// hydras returns the pids of the live processes of this directory's hydra
-// (their command line names its hydra.pl).
-func (e *escape) hydras() []int {
-	script := []byte(filepath.Join(e.dir, "hydra.pl"))
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, ent := range ents {
-		pid, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile("/proc/" + ent.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(cmdline, script) {
-			continue
-		}
-		if st, ok := escStat(pid); ok && !st.zombie {
-			out = append(out, pid)
-		}
+// hydraAlive reports whether any process of this directory's hydra is
+// still running: it recorded itself, and STOP.fifo still has a writer (a
+// read gets EAGAIN, not EOF).
+func (e *escape) hydraAlive() bool {
+	if !slices.ContainsFunc(e.recorded(), func(p escProc) bool { return p.label == "hydra" }) {
+		return false
 	}
-	return out
+	var b [4096]byte
+	for {
+		n, err := syscall.Read(e.fifo, b[:])
+		if n > 0 {
+			continue
+		}
+		return err == syscall.EAGAIN
+	}
 }
 
 // cleanup SIGKILLs every recorded process still running, ends the hydra,
@@ -252,8 +282,9 @@ func (e *escape) cleanup() {
 	if err := os.WriteFile(e.stop, nil, 0o644); err != nil {
 		e.t.Log(err)
 	}
+	defer syscall.Close(e.fifo)
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		left := e.hydras()
+		var left []int
 		for _, p := range e.recorded() {
 			if p.alive() {
 				left = append(left, p.pid)
@@ -268,9 +299,10 @@ func (e *escape) cleanup() {
 				_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
 			}
 		}
-		if len(left) == 0 || time.Now().After(end) {
-			if len(left) > 0 {
-				e.t.Errorf("cleanup: processes %v of the fakes still running", left)
+		hydra := e.hydraAlive()
+		if len(left) == 0 && !hydra || time.Now().After(end) {
+			if len(left) > 0 || hydra {
+				e.t.Errorf("cleanup: processes %v of the fakes still running (hydra: %v)", left, hydra)
 			}
 			return
 		}
@@ -382,7 +414,9 @@ func (h *escHub) wait(e *escape, bound time.Duration, why string) bool {
 	for {
 		select {
 		case <-h.exited:
-			if took := h.exitAt.Sub(e.origin()); took > bound {
+			took := h.exitAt.Sub(e.origin())
+			h.t.Logf("hub exited %s after the run started (bound %s), status %v", took.Round(time.Millisecond), bound, h.cmd.ProcessState)
+			if took > bound {
 				h.t.Errorf("hub exited %s after the run started, want within %s (%s)\n%s", took.Round(time.Millisecond), bound, why, h.output())
 			}
 			return true
@@ -443,7 +477,7 @@ func (e *escape) wantGone(by time.Time, want ...string) {
 		}
 	}
 	var live []escProc
-	var hydras []int
+	var hydra bool
 	for ; ; time.Sleep(20 * time.Millisecond) {
 		live = live[:0]
 		for _, p := range procs {
@@ -451,8 +485,8 @@ func (e *escape) wantGone(by time.Time, want ...string) {
 				live = append(live, p)
 			}
 		}
-		hydras = e.hydras()
-		if len(live) == 0 && len(hydras) == 0 || time.Now().After(by) {
+		hydra = e.hydraAlive()
+		if len(live) == 0 && !hydra || time.Now().After(by) {
 			break
 		}
 	}
@@ -460,8 +494,8 @@ func (e *escape) wantGone(by time.Time, want ...string) {
 		st, _ := escStat(p.pid)
 		e.t.Errorf("process %v outlived the run (ppid %d, pgid %d)", p, st.ppid, st.pgid)
 	}
-	if len(hydras) > 0 {
-		e.t.Errorf("the hydra outlived the run: processes %v", hydras)
+	if hydra {
+		e.t.Errorf("the hydra (a chain re-forking in new sessions) outlived the run: its FIFO still has a writer")
 	}
 }
 
@@ -608,8 +642,8 @@ func (e *escape) wantMoved() {
 func TestEscapeUnreadableProc(t *testing.T) {
 	t.Parallel()
 	needTools(t, "ssh-agent", "setpriv")
-	tree := `( @ENVCLEAR@ sh -c '@REC@ $$ ssh-agent; exec ssh-agent -D -a @DIR@/agent.sock' @QUIET@ & )
-( @ENVCLEAR@ sh -c '@REC@ $$ nobody; exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 300' @QUIET@ & )
+	tree := `( @ENVCLEAR@ setsid sh -c '@REC@ $$ ssh-agent; exec ssh-agent -D -a @DIR@/agent.sock' @QUIET@ & )
+( @ENVCLEAR@ setsid sh -c '@REC@ $$ nobody; exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 300' @QUIET@ & )
 @WAITN@ 2
 sleep 0.2
 while read pid st pg label; do cat /proc/$pid/environ >/dev/null 2>&1 || echo "$label" >> @DIR@/unreadable; done < @PIDS@`
@@ -639,7 +673,7 @@ while read pid st pg label; do cat /proc/$pid/environ >/dev/null 2>&1 || echo "$
 // goes on, ok), one too old (no run: hub exits unsupported_version).
 func TestEscapeVersionProbe(t *testing.T) {
 	t.Parallel()
-	daemon := `( @ENVCLEAR@ sh -c '@REC@ $$ probe-daemon; exec sleep 300' @QUIET@ & )
+	daemon := `( @ENVCLEAR@ setsid sh -c '@REC@ $$ probe-daemon; exec sleep 300' @QUIET@ & )
 @WAITN@ 1
 `
 	runCases(t, []escCase{
@@ -768,16 +802,16 @@ exec @FAIR@ @LOG@ leader`)
 }
 
 // TestEscapeReFork: a chain of processes that ignore SIGTERM, each in a
-// session of its own, each forking its successor and exiting within a
-// millisecond or so: a supervisor that walks /proc and signals the pids it
+// session of its own, each forking its successor and exiting at once
+// (thousands of generations a second): a supervisor that walks /proc and signals the pids it
 // saw is always one generation late. Nothing of it may outlive the run.
 func TestEscapeReFork(t *testing.T) {
 	t.Parallel()
 	needTools(t, "perl")
-	tree := `@HYDRA@ 0 @QUIET@ &
-while [ ! -e @STOP@.started ]; do sleep 0.01; done
+	tree := `@HYDRA@ quiet $$ @QUIET@ &
+@WAITN@ 1
 sleep 0.2`
-	runCases(t, shapes(tree, 0))
+	runCases(t, shapes(tree, 1, "hydra"))
 }
 
 // TestEscapeNoHang (class 8): "--timeout bounds every run". Each case is a
@@ -786,10 +820,10 @@ sleep 0.2`
 // leave nothing behind.
 func TestEscapeNoHang(t *testing.T) {
 	t.Parallel()
-	needTools(t, "perl", "yes")
+	needTools(t, "perl")
 	probeFlood := func(redir string) string {
 		return `echo 1.18.33
-( @ENVCLEAR@ sh -c '@REC@ $$ probe-flood; exec yes` + redir + `' </dev/null & )
+( @ENVCLEAR@ setsid sh -c '@REC@ $$ probe-flood; @FLOOD@ & @FLOOD@ & exec @FLOOD@` + redir + `' </dev/null & )
 @WAITN@ 1
 exit 0`
 	}
@@ -807,14 +841,18 @@ trap '' TERM
 sh -c '@REC@ $$ probe-child; exec sleep 300' &
 @WAITN@ 2
 exec sleep 300`, body: okBody, want: []string{"probe", "probe-child"}, timeout: 3 * time.Second, code: 8, bin: "timeout"},
-		// The run's hydra (TestEscapeReFork) writing on the agent's stderr.
-		{name: "re-forking descendant floods stderr", body: `@HYDRA@ 1 </dev/null >/dev/null &
-while [ ! -e @STOP@.started ]; do sleep 0.01; done
-sleep 0.2` + okRun, timeout: 5 * time.Second},
+		// The run's hydra (TestEscapeReFork), which floods the agent's
+		// stdout once the agent has exited.
+		{name: "re-forking descendant floods stdout", body: `@HYDRA@ stdout $$ </dev/null 2>/dev/null &
+@WAITN@ 1
+sleep 0.2` + okRun, want: []string{"hydra"}, timeout: 5 * time.Second},
+		{name: "re-forking descendant floods stdout after a stop", body: `@HYDRA@ stdout $$ </dev/null 2>/dev/null &
+@WAITN@ 1
+sleep 0.2` + hangRun, want: []string{"hydra"}, timeout: 3 * time.Second, code: 8, bin: "timeout"},
 		// A descendant of the run, env-cleared and double-forked after the
 		// answer, writing on the agent's stdout without end.
 		{name: "run descendant floods stdout", body: okBody + `
-( @ENVCLEAR@ sh -c '@REC@ $$ run-flood; exec yes' </dev/null 2>/dev/null & )
+( @ENVCLEAR@ setsid sh -c '@REC@ $$ run-flood; exec @FLOOD@' </dev/null 2>/dev/null & )
 @WAITN@ 1
 exit 0`, want: []string{"run-flood"}, timeout: 5 * time.Second},
 		// A descendant in hub's own process group holding the agent's
