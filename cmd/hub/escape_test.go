@@ -142,7 +142,7 @@ my $buf = "y\n" x (1 << 19);
 my $end = time + 60;
 while (time < $end) { syswrite(STDOUT, $buf) }
 `,
-		"hydra.pl": `# hydra.pl STOP MODE LEADER: a chain of processes that ignore SIGTERM, each
+		"hydra.pl": `# hydra.pl STOP MODE LEADER: two chains of processes that ignore SIGTERM, each
 # in a session of its own, each forking its successor and exiting at once,
 # so that its pid changes many times while anyone walks /proc (ps does not
 # see it). Every generation holds STOP.fifo open for writing: the test's
@@ -161,11 +161,12 @@ open(my $alive, '>', "$stop.fifo") or die "$stop.fifo: $!";
 system("@REC@", $$, "hydra") == 0 or die "rec: $?";
 my $chunk = "y\n" x (32 << 10);
 my $end = time + 30;
+fork // die "fork: $!"; # two chains: both must be caught
 while (1) {
 	exit 0 if -e $stop || time > $end;
 	my $pid = fork;
 	next unless defined $pid;
-	exit 0 if $pid;
+	POSIX::_exit(0) if $pid;
 	POSIX::setsid();
 	next unless $mode eq "stdout" && !kill(0, $leader);
 	$gone //= time;
@@ -823,17 +824,17 @@ func TestEscapeNoHang(t *testing.T) {
 	needTools(t, "perl")
 	probeFlood := func(redir string) string {
 		return `echo 1.18.33
-( @ENVCLEAR@ setsid sh -c '@REC@ $$ probe-flood; @FLOOD@ & @FLOOD@ & exec @FLOOD@` + redir + `' </dev/null & )
-@WAITN@ 1
+( @ENVCLEAR@ setsid sh -c '@REC@ $$ probe-flood; @FLOOD@` + redir + ` & @REC@ $! probe-flood-2; @FLOOD@` + redir + ` & @REC@ $! probe-flood-3; exec @FLOOD@` + redir + `' </dev/null & )
+@WAITN@ 3
 exit 0`
 	}
 	runCases(t, []escCase{
-		// The version probe's env-cleared, double-forked descendant that
-		// writes on the probe's stdout (or stderr) without end.
+		// The version probe's env-cleared, double-forked descendants (three)
+		// that write on the probe's stdout (or stderr) without end.
 		{name: "probe descendant floods stdout", version: probeFlood(" 2>/dev/null"), body: okBody,
-			want: []string{"probe-flood"}, timeout: 5 * time.Second},
+			want: []string{"probe-flood", "probe-flood-2", "probe-flood-3"}, timeout: 5 * time.Second},
 		{name: "probe descendant floods stderr", version: probeFlood(" >&2"), body: okBody,
-			want: []string{"probe-flood"}, timeout: 5 * time.Second},
+			want: []string{"probe-flood", "probe-flood-2", "probe-flood-3"}, timeout: 5 * time.Second},
 		// A version command that prints nothing, ignores SIGTERM, and
 		// leaves a child holding its pipes.
 		{name: "probe never exits", version: `@REC@ $$ probe
