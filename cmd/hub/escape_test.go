@@ -615,14 +615,14 @@ func TestEscapeHubGroup(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := runEscape(t, c)
-			e.wantMoved()
+			e.logMoved()
 		})
 	}
 }
 
-// wantMoved logs where the hub-group processes ended up: in hub's group
-// (today's kernel lets them move) or refused.
-func (e *escape) wantMoved() {
+// logMoved logs where the hub-group processes ended up: in hub's group
+// (the pgid is hub's pid) or refused.
+func (e *escape) logMoved() {
 	e.t.Helper()
 	for _, p := range e.recorded() {
 		if strings.HasPrefix(p.label, "hubgroup") {
@@ -634,7 +634,7 @@ func (e *escape) wantMoved() {
 // TestEscapeUnreadableProc (class 4): descendants whose /proc entries hub
 // may not read — a non-dumpable ssh-agent (-D: in the foreground, so its pid
 // is the one recorded) and a process of another user (nobody) — both
-// double-forked with their environments cleared. Run once with hub as
+// double-forked into sessions of their own with their environments cleared. Run once with hub as
 // root, and once with hub (and so the agent) without CAP_SYS_PTRACE,
 // CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH: on this kernel root keeps
 // reading /proc/<pid>/environ of a non-dumpable root process and of another
@@ -669,8 +669,8 @@ while read pid st pg label; do cat /proc/$pid/environ >/dev/null 2>&1 || echo "$
 }
 
 // TestEscapeVersionProbe (class 5): the fake's --version (hub's version
-// probe, before the run) starts a double-forked daemon with its
-// environment cleared, then prints its version: one good enough (the run
+// probe, before the run) starts a double-forked daemon in a session of its
+// own with its environment cleared, then prints its version: one good enough (the run
 // goes on, ok), one too old (no run: hub exits unsupported_version).
 func TestEscapeVersionProbe(t *testing.T) {
 	t.Parallel()
@@ -802,10 +802,13 @@ exec @FAIR@ @LOG@ leader`)
 	}
 }
 
-// TestEscapeReFork: a chain of processes that ignore SIGTERM, each in a
-// session of its own, each forking its successor and exiting at once
-// (thousands of generations a second): a supervisor that walks /proc and signals the pids it
-// saw is always one generation late. Nothing of it may outlive the run.
+// TestEscapeReFork (class 8's "ignores SIGTERM and re-forks fast"): two
+// chains of processes that ignore SIGTERM, each process in a session of its
+// own, forking its successor and exiting at once (thousands of generations
+// a second; ps does not see them): a supervisor that walks /proc and
+// signals the pids and groups it saw is mostly a generation late. Nothing
+// of them may outlive the run; a kill that does not race with fork (all of
+// a subreaper's, a PID namespace's or a cgroup's processes) gets them.
 func TestEscapeReFork(t *testing.T) {
 	t.Parallel()
 	needTools(t, "perl")
@@ -818,7 +821,10 @@ sleep 0.2`
 // TestEscapeNoHang (class 8): "--timeout bounds every run". Each case is a
 // way for the agent to hold hub past its own --timeout: hub must exit
 // within --timeout + --grace + adapters.StopWait of the run's start, and
-// leave nothing behind.
+// leave nothing behind. The hang found: after the agent exits hub reads
+// its stdout until the pipe is empty (FIONREAD); a descendant that escaped
+// the kill at the agent's exit (the hydra) and writes faster than hub frames
+// lines keeps it from ever being empty, and hub never returns.
 func TestEscapeNoHang(t *testing.T) {
 	t.Parallel()
 	needTools(t, "perl")
