@@ -496,7 +496,7 @@ func (e *escape) wantGone(by time.Time, want ...string) {
 		e.t.Errorf("process %v outlived the run (ppid %d, pgid %d)", p, st.ppid, st.pgid)
 	}
 	if hydra {
-		e.t.Errorf("the hydra (a chain re-forking in new sessions) outlived the run: its FIFO still has a writer")
+		e.t.Errorf("the hydra (two chains re-forking in new sessions) outlived the run: its FIFO still has a writer")
 	}
 }
 
