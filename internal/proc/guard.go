@@ -53,8 +53,11 @@ const walkEvery = 20 * time.Millisecond
 // another user, which only root may signal) is left, and the guard exits.
 const giveUp = 10 * time.Second
 
+// init turns this process into a guard when Launch started it as one: the
+// variable alone is not enough (a program that inherited it by accident
+// runs as itself), argv[0] must be guardArg0 too.
 func init() {
-	if v, ok := os.LookupEnv(guardEnv); ok {
+	if v, ok := os.LookupEnv(guardEnv); ok && len(os.Args) > 0 && os.Args[0] == guardArg0 {
 		os.Exit(guardMain(v, os.Args[1:]))
 	}
 }

@@ -1,7 +1,9 @@
 package proc
 
 import (
+	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,5 +58,18 @@ func TestWalkFindsTree(t *testing.T) {
 		if m.pid == cmd.Process.Pid || m.start != startTime(m.pid) {
 			t.Errorf("walk member %+v: the root, or a wrong start time", m)
 		}
+	}
+}
+
+// TestGuardEnvInherited: a program that inherited HUB_PROC_GUARD by accident
+// (a user's shell exported it) runs as itself, not as a guard: here, this
+// test binary runs one of its tests.
+func TestGuardEnvInherited(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSendSkipsReusedPID$", "-test.v")
+	cmd.Env = append(os.Environ(), guardEnv+"=1000")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestSendSkipsReusedPID") {
+		t.Errorf("with %s set, the program did not run as itself: %v\n%s", guardEnv, err, out)
 	}
 }
