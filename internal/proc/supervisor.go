@@ -67,10 +67,6 @@ type Exit struct {
 	// Cause is why the Supervisor signalled it (the first Stop or Kill
 	// cause), nil when it exited before any was asked for.
 	Cause error
-	// Left is how many processes of the tree were still alive when Wait
-	// gave up on them (ReapWait after the grace period): 0 normally; a
-	// process of another user, which only root may signal, can stay.
-	Left int
 }
 
 // Supervisor runs one process and owns it and every process it starts
@@ -342,11 +338,6 @@ func (s *Supervisor) Wait() Exit {
 		e.Cause = cause
 	}
 	e.Stderr = s.tail.String()
-	select {
-	case <-s.guardDone:
-	default:
-		e.Left = len(walk(s.cmd.Process.Pid))
-	}
 	return e
 }
 
