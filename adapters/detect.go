@@ -140,6 +140,9 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	// Under a guard like a run: what the version command detaches (a
 	// background update check) is stopped when it exits.
 	sup, err := proc.Launch(proc.Spec{Path: path, Args: p.args(), Env: os.Environ(), StderrTail: probeOutput})
+	if errors.Is(err, proc.ErrGuard) {
+		return "", guardError(path, err)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC) {
 			return "", events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,

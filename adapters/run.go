@@ -186,6 +186,9 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: env, Stdin: spec.Stdin,
 		Grace: req.Limits.GraceOrDefault(), Orphans: r.opt.orphans,
 	})
+	if errors.Is(err, proc.ErrGuard) {
+		return record{}, guardError(spec.Path, err)
+	}
 	if err != nil {
 		return record{}, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
 			"check the binary with `"+spec.Path+" --version`, or pass another --bin", "cannot start %s: %v", spec.Path, err)
@@ -218,8 +221,17 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	return record{Guard: r.s.over, Cause: exit.Cause, Terminal: terminal, Outcome: out, ExitCode: exit.Code, Signal: exit.Signal}, nil
 }
 
+// guardError is the run error of a process whose guard could not start:
+// hub's own failure, not the agent's.
+func guardError(path string, err error) *events.Error {
+	return events.NewError(events.BinInternal, "",
+		"hub runs each agent below a copy of itself: /proc must be mounted and hub's own binary executable (/proc/self/exe), with processes to spare; report it if that holds",
+		"cannot start %s: %v", path, err)
+}
+
 // watch stops sup when ctx is done (SIGTERM, grace, SIGKILL) or the WithKill
-// channel closes (SIGKILL at once), until the returned func is called.
+// channel closes (SIGKILL at once), until the returned func is called; a
+// kill also cuts short the stop of what the agent left after it exited.
 func (r *runner) watch(ctx context.Context, sup *proc.Supervisor) func() {
 	done := make(chan struct{})
 	ended := make(chan struct{})
@@ -229,8 +241,6 @@ func (r *runner) watch(ctx context.Context, sup *proc.Supervisor) func() {
 		for {
 			select {
 			case <-done:
-				return
-			case <-sup.Exited():
 				return
 			case <-kill:
 				sup.Kill(ErrKilled)

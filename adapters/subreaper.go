@@ -9,3 +9,11 @@ import "github.com/hubcli/hub/internal/proc"
 // process and cannot be undone; call it once, before starting runs. The
 // error is prctl's (EINVAL on kernels before 3.4).
 func BecomeSubreaper() error { return proc.BecomeSubreaper() }
+
+// ReapOrphans SIGKILLs and reaps every child of the calling process that is
+// not the guard of a run under way, and their descendants (for up to 2 s):
+// for a child subreaper that starts no child processes but hub's runs (the
+// hub CLI), before it exits, so that what escaped a guard — a version
+// command that SIGKILLed its guard, which no run sweeps — does not outlive
+// it.
+func ReapOrphans() { proc.SweepOrphans() }

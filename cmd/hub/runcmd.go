@@ -130,10 +130,13 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 		rawLog = &errWriter{w: f}
 		opts = append(opts, adapters.WithRawLog(rawLog))
 	}
-	// hub runs one agent: as a child subreaper it gets the agent's orphans
-	// (a tool's detached children) and kills them with the run.
+	// Every process hub starts runs below a guard that holds its tree. As a
+	// child subreaper hub also gets what escapes a guard (an agent or a
+	// version command that SIGKILLs its guard) and kills it, with the run
+	// and before exiting.
 	if err := adapters.BecomeSubreaper(); err == nil {
 		opts = append(opts, adapters.WithOrphans())
+		defer adapters.ReapOrphans()
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,8 +28,8 @@ import (
 //     so the agent dies should the guard itself be killed;
 //   - reports the agent's pid and, once it has reaped it, its wait status;
 //   - stops the whole tree when hub asks, when the agent exits leaving
-//     processes behind, and when hub's end of the control pipe closes (hub
-//     exited or was SIGKILLed): SIGTERM once to each process, the grace
+//     processes behind, and when hub exits or is SIGKILLed (its pidfd, or
+//     the end of the control pipe): SIGTERM once to each process, the grace
 //     period for all of them, then SIGKILL until none is left;
 //   - exits when it has no child left: wait4 then fails with ECHILD, which
 //     the kernel guarantees means no descendant is alive.
@@ -37,12 +38,16 @@ import (
 // 'k' SIGKILL now; end of file, stop politely. fd 4 is the status pipe,
 // written by the guard, one line per message: "P <pid>" once started,
 // "E <errno>" if the agent could not be executed (the guard then exits),
-// "X <wait status> <last signal sent>" once the agent has been reaped.
+// "X <wait status> <last signal sent>" once the agent has been reaped. fds
+// 5 and 6 are the agent's stdout and stderr; the guard's own stdout and
+// stderr are /dev/null.
 const (
 	guardEnv  = "HUB_PROC_GUARD" // its value: the grace period in nanoseconds
 	guardArg0 = "hub-guard"
 	ctlFD     = 3
 	statusFD  = 4
+	outFD     = 5 // the agent's stdout
+	errFD     = 6 // the agent's stderr
 )
 
 // walkEvery is how often a stop walks the tree again to find processes
@@ -76,13 +81,19 @@ func guardMain(graceNS string, argv []string) int {
 	// Pdeathsig is tied to the thread that forks: keep this one for good.
 	runtime.LockOSThread()
 	os.Unsetenv(guardEnv)
-	syscall.CloseOnExec(ctlFD)
-	syscall.CloseOnExec(statusFD)
+	// Nothing but the agent's stdin, stdout and stderr reaches the agent:
+	// not the guard's pipes, nor what hub's own caller left open.
+	_ = unix.CloseRange(ctlFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if name, err := unix.BytePtrFromString(guardArg0); err == nil {
+		_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(name)), 0, 0, 0) // comm, for ps and pgrep
+		runtime.KeepAlive(name)
+	}
 	status := os.NewFile(statusFD, "status")
 	ctl := os.NewFile(ctlFD, "control")
+	diag := os.NewFile(errFD, "stderr") // the guard's own messages: the agent's stderr
 	ns, _ := strconv.ParseInt(graceNS, 10, 64)
 	if len(argv) == 0 {
-		fmt.Fprintln(os.Stderr, "hub-guard: no command")
+		fmt.Fprintln(diag, "hub-guard: no command")
 		return 2
 	}
 	// The guard's fate is decided by the control pipe only: terminal and
@@ -90,12 +101,17 @@ func guardMain(graceNS string, argv []string) int {
 	// would be inherited by the agent) and dropped.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintln(os.Stderr, "hub-guard: PR_SET_CHILD_SUBREAPER:", err)
+		fmt.Fprintln(diag, "hub-guard: PR_SET_CHILD_SUBREAPER:", err)
 		return 2
 	}
+	// Not dumpable: a process of the tree (not root) can then neither
+	// trace the guard nor open its pipes through /proc/<guard>/fd. The
+	// agent is dumpable again after its execve.
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	parentGone := watchParent()
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2},
+		Files: []uintptr{0, outFD, errFD},
 		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
@@ -105,7 +121,36 @@ func guardMain(graceNS string, argv []string) int {
 	}
 	g := &guard{leader: member{pid: pid, start: startTime(pid)}, status: status, grace: time.Duration(ns), termed: map[member]bool{}}
 	fmt.Fprintf(status, "P %d\n", pid)
-	return g.run(ctl)
+	return g.run(ctl, parentGone)
+}
+
+// watchParent returns a channel closed when the process that started the
+// guard has exited, from a pidfd of it: the end of the control pipe alone
+// is not proof, since a process of the tree (as root) can open the pipe
+// through /proc/<guard>/fd and hold it open. A parent already gone (the
+// guard re-parented) closes it at once; without pidfds it is never closed
+// and the pipe is the only sign.
+func watchParent() <-chan struct{} {
+	gone := make(chan struct{})
+	ppid := os.Getppid()
+	fd, err := unix.PidfdOpen(ppid, 0)
+	if err != nil {
+		return gone
+	}
+	if os.Getppid() != ppid {
+		close(gone)
+		return gone
+	}
+	go func() {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			if n, err := unix.Poll(fds, -1); n > 0 || err != nil && err != syscall.EINTR {
+				close(gone)
+				return
+			}
+		}
+	}()
+	return gone
 }
 
 // reaped is one wait4 result.
@@ -114,7 +159,7 @@ type reaped struct {
 	ws  syscall.WaitStatus
 }
 
-func (g *guard) run(ctl *os.File) int {
+func (g *guard) run(ctl *os.File, parentGone <-chan struct{}) int {
 	cmds := make(chan byte, 4)
 	go func() {
 		b := make([]byte, 1)
@@ -166,6 +211,9 @@ func (g *guard) run(ctl *os.File) int {
 	}
 	for {
 		select {
+		case <-parentGone:
+			parentGone = nil
+			stop(false)
 		case c, ok := <-cmds:
 			if !ok {
 				cmds = nil

@@ -98,6 +98,8 @@ type Supervisor struct {
 	ws      syscall.WaitStatus
 	lastSig syscall.Signal // the last signal the guard sent the process
 
+	pidfd     int           // the process's pidfd, -1 if none
+	exitOnce  sync.Once     // markExited
 	exited    chan struct{} // closed once the process has been waited for
 	guardDone chan struct{} // closed once the guard has exited and been waited for
 	done      sync.WaitGroup
@@ -105,6 +107,23 @@ type Supervisor struct {
 
 // guardExe is what Launch executes as the guard: the running binary.
 const guardExe = "/proc/self/exe"
+
+// guardStartWait bounds the wait for a new guard's first report: it is
+// this program starting again, then a fork and an exec.
+const guardStartWait = 30 * time.Second
+
+// ErrGuard is the error of a Launch whose guard could not be started or
+// did not report (is: errors.Is). The program cannot exec /proc/self/exe,
+// /proc is not mounted, or the system is out of processes: it is not the
+// supervised program's fault.
+var ErrGuard = errors.New("proc: the process guard failed")
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
 
 // Launch starts spec under a guard (see Supervisor) with its stdout and
 // stderr on pipes, stdin from Spec.Stdin or /dev/null, in a session and
@@ -149,15 +168,17 @@ func Launch(spec Spec) (*Supervisor, error) {
 	if spec.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
-	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
-	cmd.ExtraFiles = []*os.File{ctlR, statusW} // fds 3 and 4 (ctlFD, statusFD)
+	// The guard's own stdout and stderr are /dev/null: the init functions of
+	// this program's packages run in it too, and what they print must not
+	// reach the agent's streams. The agent's are fds 5 and 6.
+	cmd.ExtraFiles = []*os.File{ctlR, statusW, stdoutW, stderrW} // ctlFD, statusFD, outFD, errFD
 	cmd.WaitDelay = PipeDrain                  // bounds only the stdin copy when Stdin is set
 	// Its own process group: a Ctrl-C at the terminal reaches hub, which
 	// decides; the guard's fate is the control pipe's.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := guards.start(cmd); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("proc: starting the process guard (%s): %w", guardExe, err)
+		return nil, fmt.Errorf("%w: starting %s: %w", ErrGuard, guardExe, err)
 	}
 	stdoutW.Close()
 	stderrW.Close()
@@ -170,16 +191,24 @@ func Launch(spec Spec) (*Supervisor, error) {
 	s := &Supervisor{
 		cmd: cmd, orphan: spec.Orphans, grace: max(spec.Grace, 0), ctl: ctlW, status: bufio.NewReader(statusR),
 		stdout: newPipeReader(stdoutR), stderr: newPipeReader(stderrR), tail: &Tail{Max: tail},
-		exited: make(chan struct{}), guardDone: make(chan struct{}),
+		exited: make(chan struct{}), guardDone: make(chan struct{}), pidfd: -1,
 	}
 	s.done.Add(1)
 	go func() {
 		defer s.done.Done()
 		_, _ = io.Copy(s.tail, s.stderr)
 	}()
+	// Bounded: a guard that a process stopped, or that cannot run, must not
+	// hold the caller.
+	_ = statusR.SetReadDeadline(time.Now().Add(guardStartWait))
 	kind, fields, _ := s.readStatus()
+	_ = statusR.SetReadDeadline(time.Time{})
 	if kind != 'P' || len(fields) != 1 {
-		// Not started: the guard has exited or is about to.
+		// Not started: the guard has exited, or is about to, or does not
+		// answer (then it is killed).
+		if kind != 'E' {
+			s.takeOver()
+		}
 		ctlW.Close()
 		s.stdout.agentExited()
 		s.stderr.agentExited()
@@ -192,9 +221,12 @@ func Launch(spec Spec) (*Supervisor, error) {
 		if kind == 'E' && len(fields) == 1 {
 			return nil, &fs.PathError{Op: "fork/exec", Path: path, Err: syscall.Errno(fields[0])}
 		}
-		return nil, fmt.Errorf("proc: the process guard failed to start %s: %s", path, strings.TrimSpace(s.tail.String()))
+		return nil, fmt.Errorf("%w to start %s: %s", ErrGuard, path, cmpOr(strings.TrimSpace(s.tail.String()), "no report within "+guardStartWait.String()))
 	}
 	s.pid = int(fields[0])
+	if fd, err := unix.PidfdOpen(s.pid, 0); err == nil {
+		s.pidfd = fd
+	}
 	go s.follow(statusR)
 	return s, nil
 }
@@ -217,34 +249,81 @@ func (s *Supervisor) follow(statusR *os.File) {
 		if !ok {
 			break
 		}
-		if kind == 'X' && len(fields) == 2 {
-			s.mu.Lock()
-			s.ws, s.lastSig = syscall.WaitStatus(uint32(fields[0])), syscall.Signal(fields[1])
-			s.mu.Unlock()
-			s.markExited()
+		// Only an exit that really happened: the process can open the
+		// guard's status pipe (/proc/<guard>/fd, as root) and write a
+		// forged line; its pidfd says whether it is gone.
+		if kind == 'X' && len(fields) == 2 && s.gone() {
+			s.markExited(syscall.WaitStatus(uint32(fields[0])), syscall.Signal(fields[1]))
 		}
 	}
 	statusR.Close()
 	select {
 	case <-s.exited:
 	default:
-		// The guard ended without reporting the exit: it was killed (an
-		// agent can SIGKILL its parent), and the process with it
-		// (Pdeathsig SIGKILL).
-		s.mu.Lock()
-		s.ws = syscall.WaitStatus(syscall.SIGKILL)
-		s.mu.Unlock()
-		s.markExited()
+		// The guard ended without a (true) report of the exit: it was
+		// killed (an agent can SIGKILL its parent), and the process with
+		// it (Pdeathsig SIGKILL), which this waits for.
+		if s.pidfd >= 0 {
+			_ = unix.PidfdSendSignal(s.pidfd, syscall.SIGKILL, nil, 0)
+			fds := []unix.PollFd{{Fd: int32(s.pidfd), Events: unix.POLLIN}}
+			_, _ = unix.Poll(fds, int(ReapWait.Milliseconds()))
+		}
+		s.markExited(syscall.WaitStatus(syscall.SIGKILL), 0)
 	}
 	_ = s.cmd.Wait()
 	guards.remove(s.cmd.Process.Pid)
+	if s.pidfd >= 0 {
+		unix.Close(s.pidfd)
+	}
 	close(s.guardDone)
 }
 
-func (s *Supervisor) markExited() {
-	close(s.exited)
-	s.stdout.agentExited()
-	s.stderr.agentExited()
+// gone reports whether the process has exited, from its pidfd (readable
+// once it has); true when there is no pidfd to ask.
+func (s *Supervisor) gone() bool {
+	if s.pidfd < 0 {
+		return true
+	}
+	fds := []unix.PollFd{{Fd: int32(s.pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err != nil || n > 0
+}
+
+// markExited records the process's exit, the first time only, and lets
+// stdout and stderr end once drained.
+func (s *Supervisor) markExited(ws syscall.WaitStatus, lastSig syscall.Signal) {
+	s.exitOnce.Do(func() {
+		s.mu.Lock()
+		s.ws, s.lastSig = ws, lastSig
+		s.mu.Unlock()
+		close(s.exited)
+		s.stdout.agentExited()
+		s.stderr.agentExited()
+	})
+}
+
+// takeOver is for a guard that does not do its job in time — stopped
+// (SIGSTOP, a tracer) by the process it guards, or stuck: this process then
+// SIGKILLs the guard's tree itself, walking it until no live process is
+// left (or ReapWait), and then the guard. Its orphans go to the nearest
+// subreaper (see Spec.Orphans).
+func (s *Supervisor) takeOver() {
+	select {
+	case <-s.guardDone:
+		return
+	default:
+	}
+	guard := member{pid: s.cmd.Process.Pid, start: startTime(s.cmd.Process.Pid)}
+	for deadline := time.Now().Add(ReapWait); time.Now().Before(deadline); time.Sleep(walkEvery) {
+		tree := walk(guard.pid)
+		if len(tree) == 0 {
+			break
+		}
+		for _, m := range tree {
+			send(m, syscall.SIGKILL)
+		}
+	}
+	send(guard, syscall.SIGKILL)
 }
 
 // PID is the process's pid, which is also its process group and session id.
@@ -266,10 +345,15 @@ func (s *Supervisor) Exited() <-chan struct{} { return s.exited }
 // processes, then SIGKILL to those left after Spec.Grace. The first cause of
 // Stop or Kill is the one Exit reports. It does not block and is a no-op
 // once the process has exited or a stop is under way.
+//
+// Should the guard not report the exit in time (Spec.Grace and ReapWait
+// after a Stop, ReapWait after a Kill) — a process of the tree stopped it —
+// this process SIGKILLs the guard's tree and the guard itself.
 func (s *Supervisor) Stop(cause error) { s.request(cause, 't') }
 
 // Kill is Stop without the grace period: SIGKILL at once, also during a
-// Stop's grace period.
+// Stop's grace period, and to what the process left behind after it
+// exited.
 func (s *Supervisor) Kill(cause error) { s.request(cause, 'k') }
 
 func (s *Supervisor) request(cause error, c byte) {
@@ -277,6 +361,12 @@ func (s *Supervisor) request(cause error, c byte) {
 	defer s.mu.Unlock()
 	select {
 	case <-s.exited:
+		// What the process left is being stopped with the grace period:
+		// a Kill cuts that short.
+		if c == 'k' && !s.killed {
+			s.killed = true
+			_, _ = s.ctl.Write([]byte{c})
+		}
 		return
 	default:
 	}
@@ -289,6 +379,19 @@ func (s *Supervisor) request(cause error, c byte) {
 	s.asked = true
 	s.killed = s.killed || c == 'k'
 	_, _ = s.ctl.Write([]byte{c})
+	// The guard reports the exit within the grace period (at once after a
+	// Kill) unless it cannot act: then this process does its job.
+	wait := ReapWait
+	if c == 't' {
+		wait += s.grace
+	}
+	time.AfterFunc(wait, func() {
+		select {
+		case <-s.exited:
+		default:
+			s.takeOver()
+		}
+	})
 }
 
 // Stopped reports whether a stop was asked for before the process exited.
@@ -310,8 +413,9 @@ func (s *Supervisor) Wait() Exit {
 	select {
 	case <-s.guardDone:
 	case <-t.C:
-		// What is left cannot be signalled by this process: the guard
-		// goes on alone and gives up after giveUp.
+		// The guard has not emptied the tree: stopped by it, or holding
+		// what no one but root may signal.
+		s.takeOver()
 	}
 	t.Stop()
 	s.ctl.Close()
@@ -367,6 +471,11 @@ func (g *guardSet) remove(pid int) {
 	defer g.mu.Unlock()
 	delete(g.pids, pid)
 }
+
+// SweepOrphans is sweepOrphans for a child subreaper that starts no child
+// processes but through Launch (the hub CLI), to call before it exits: what
+// a version command or an agent left after SIGKILLing its guard.
+func SweepOrphans() { sweepOrphans() }
 
 // sweepOrphans SIGKILLs every child of this process that is not a live
 // guard, and their descendants, and reaps those children, for up to

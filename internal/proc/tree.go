@@ -45,7 +45,7 @@ func walk(root int) []member {
 		}
 		for _, c := range kids {
 			p, ok := readStat(c)
-			if !ok || p.ppid != pid || p.zombie {
+			if !ok || p.ppid != pid || p.zombie && !liveThreads(c) {
 				// Gone, reused by a process outside the tree, or a zombie
 				// (its parent reaps it; it has no descendants left).
 				continue
@@ -55,6 +55,14 @@ func walk(root int) []member {
 		}
 	}
 	return out
+}
+
+// liveThreads reports whether the process pid, whose stat says zombie, still
+// has threads running: its main thread exited (exit(2) of one thread, as
+// pthread_exit in main does) and the others go on, with any children.
+func liveThreads(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	return err == nil && len(tasks) > 1
 }
 
 // children lists the children of every thread of pid. A child is attached
@@ -90,7 +98,7 @@ func children(pid int) (kids []int, ok bool) {
 func walkScan(root int) []member {
 	var out []member
 	for _, p := range descendants(root) {
-		if !p.zombie {
+		if !p.zombie || liveThreads(p.pid) {
 			out = append(out, member{pid: p.pid, start: p.start})
 		}
 	}
