@@ -1,9 +1,9 @@
 package main
 
-// Breaker findings (branch breaker1): routes by which a fake agent defeats
-// the guard, through the real `hub run`, with the escape suite's harness.
-// Each test FAILS on the code as of b3a98f0; each says what the README
-// promises. Run: go test ./cmd/hub -run TestBreaker -v
+// Routes by which a fake agent tried to defeat its guard (a breaker's
+// findings), through the real `hub run`, with the escape suite's harness.
+// Each test failed on b3a98f0, the guard's first version; each says what
+// the README promises. Run: go test ./cmd/hub -run TestBreaker -v
 
 import (
 	"bytes"
