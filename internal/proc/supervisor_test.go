@@ -320,3 +320,28 @@ func TestLauncher(t *testing.T) {
 	io.Copy(os.Stdout, s.Stdout())
 	select {}
 }
+
+// TestSupervisorFDs: the agent gets stdin, stdout and stderr only — not the
+// guard's pipes, nor a descriptor this process left inheritable — and the
+// guard's own stdout is /dev/null, so nothing the program's init functions
+// print in the guard reaches the agent's streams.
+func TestSupervisorFDs(t *testing.T) {
+	// Not parallel: the inheritable descriptor would leak into other
+	// tests' children.
+	fd, err := syscall.Open("/dev/null", syscall.O_RDONLY, 0) // no O_CLOEXEC
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	s := launch(t, `ls /proc/$$/fd | sort -n | tr '\n' ' '; echo; readlink /proc/$PPID/fd/1`, time.Second)
+	out, _ := io.ReadAll(s.Stdout())
+	s.Wait()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	// The shell's descriptors ($$), listed by its child ls.
+	if len(lines) != 2 || strings.TrimSpace(lines[0]) != "0 1 2" {
+		t.Errorf("agent's descriptors, then the guard's stdout:\n%s\nwant 0 1 2, then /dev/null", out)
+	}
+	if len(lines) == 2 && lines[1] != "/dev/null" {
+		t.Errorf("guard's stdout is %q, want /dev/null", lines[1])
+	}
+}
