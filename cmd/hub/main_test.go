@@ -149,6 +149,9 @@ echo '{"type":"step_finish","sessionID":"s","part":{"reason":"stop","tokens":{},
 		{"piped prompt", []string{"-"}, "stdin=piped prompt"},
 		{"", []string{"--prompt-file", pf}, "stdin=from file"},
 		{"", []string{"--", "-v"}, "stdin=-v"},
+		// After --, - is the prompt "-": `hub run -- "$PROMPT"` never
+		// reads stdin, whatever the prompt.
+		{"piped prompt", []string{"--", "-"}, "stdin=-"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "json"}, tt.args...)
