@@ -38,6 +38,7 @@ type stream struct {
 	over    *events.Error // the first guard's cause: nothing more is forwarded
 	overBy  Guard         // the guard that returned it
 	bodies  []events.Body // scratch for one line's events
+	pieces  [][]byte      // scratch for the pieces of an unclean line
 }
 
 func newStream(agent string, o options, sink Sink) *stream {
@@ -106,8 +107,9 @@ func (s *stream) halted() bool { return s.over != nil }
 
 // line handles one framed stdout line: notices for over-long and non-JSON
 // lines (see damage.go); the decoder for the rest, for the head of an
-// over-long line that the decoder can read (normalize.HeadDecoder) and for
-// an event recovered from a damaged line. The decoded events are published.
+// over-long line that the decoder can read (normalize.HeadDecoder), for
+// each record of a line that holds several (see unclean) and for an event
+// recovered from a damaged line. The decoded events are published.
 func (s *stream) line(l framer.Line) {
 	if l.TooLong {
 		// A terminal event can be the giant line: the decoder may still
@@ -127,22 +129,55 @@ func (s *stream) line(l framer.Line) {
 		return
 	}
 	if b[0] != '{' || !normalize.Valid(b) {
-		c := normalize.Clean(b)
-		if len(c) == 0 {
-			return
-		}
-		if !normalize.Valid(c) {
-			n, event := damagedLine(c)
-			s.emit(n)
-			if event == nil {
-				return
-			}
-			c = event
-		}
-		b = c
+		s.unclean(b)
+		return
 	}
+	// The hot path, as decode does it (not inlined: a call per line).
 	s.bodies = s.dec.Decode(s.bodies[:0], b)
 	s.publish(s.bodies)
+}
+
+// decode decodes one JSON line and publishes its events.
+func (s *stream) decode(b []byte) {
+	s.bodies = s.dec.Decode(s.bodies[:0], b)
+	s.publish(s.bodies)
+}
+
+// unclean handles a line that is not JSON as it is (the slow path: a
+// clean line never comes here). It is taken apart where a terminal would
+// write over it (normalize.Pieces: at a bare "\r", an erase-line, a move to
+// column 1), each piece cleaned of escapes and spaces:
+//
+//   - a piece that starts with '{', and the piece a terminal would show
+//     (what normalize.Clean keeps), is a record of its own: decoded when it
+//     is JSON, else reported (damagedLine: non_json_output, or parse_error
+//     for a damaged '{' piece, which may recover an event written into
+//     it). So records that a stream separates with a bare "\r" instead of
+//     "\n" are all decoded, in order, not only the last (which is what a
+//     terminal shows, and all hub kept before);
+//   - the other pieces, written over before the one shown (spinner
+//     frames), are dropped, as a terminal drops them.
+//
+// A guard that stops the run at one piece's event stops the line there.
+func (s *stream) unclean(b []byte) {
+	pieces, shown := normalize.Pieces(s.pieces[:0], b)
+	for i, p := range pieces {
+		if s.halted() {
+			break
+		}
+		switch record := p[0] == '{' || i == shown; {
+		case record && normalize.Valid(p):
+			s.decode(p)
+		case record:
+			n, event := damagedLine(p)
+			s.emit(n)
+			if event != nil {
+				s.decode(event)
+			}
+		}
+	}
+	clear(pieces) // they point into the line's buffer
+	s.pieces = pieces[:0]
 }
 
 // publish forwards the agent's events, in order, each past the guards: the

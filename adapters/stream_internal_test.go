@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -65,5 +66,76 @@ func TestStreamPublish(t *testing.T) {
 	}
 	if _, _, _, tools := s.meter.Totals(); tools != 2 {
 		t.Errorf("meter counted %d tool calls, want 2", tools)
+	}
+}
+
+// TestStreamUncleanLines: a line that is not JSON as it is, taken apart
+// where a terminal writes over it (issue 14, item 7). Every record in it is
+// decoded, in order — records separated by a bare "\r" lost all but the last
+// before — and what is not a record is dropped when a later piece wrote
+// over it (a spinner), reported when it is what a terminal shows, as
+// before. Lines that need no taking apart are as they were.
+func TestStreamUncleanLines(t *testing.T) {
+	t.Parallel()
+	const notice = "notice:"
+	tests := []struct {
+		name, line string
+		want       []string // decoded lines, or notice: and the kind
+	}{
+		{"clean", `{"a":1}`, []string{`{"a":1}`}},
+		{"CR between records", "{\"a\":1}\r{\"b\":2}\r{\"c\":3}", []string{`{"a":1}`, `{"b":2}`, `{"c":3}`}},
+		{"CR after each record", "{\"a\":1}\r{\"b\":2}\r", []string{`{"a":1}`, `{"b":2}`}},
+		{"spinner before the record", "\r⠋ working\r{\"type\":\"x\"}", []string{`{"type":"x"}`}},
+		{"spinner between records", "{\"a\":1}\r⠋ working\r{\"b\":2}", []string{`{"a":1}`, `{"b":2}`}},
+		{"erase between records", "{\"a\":1}\x1b[2K⠙\x1b[1G{\"b\":2}", []string{`{"a":1}`, `{"b":2}`}},
+		{"erased record", "{\"a\":1}\x1b[2K", []string{`{"a":1}`}},
+		{"progress: the last frame shown", "10%\r20%\r30% done", []string{notice + "non_json_output"}},
+		{"a record cut by a spinner", "{\"a\":\r⠋\r{\"b\":2}", []string{notice + "parse_error", `{"b":2}`}},
+		{"a record then text shown", "{\"a\":1}\rdone.", []string{`{"a":1}`, notice + "non_json_output"}},
+		{"spinner alone, erased", "⠋ working\x1b[2K", nil},
+		{"ANSI around a record", "\x1b[32m{\"a\":1}\x1b[0m", []string{`{"a":1}`}},
+		{"JSON, not an object, shown", "[1,2]", []string{"[1,2]"}},
+		{"banner", "starting up…", []string{notice + "non_json_output"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		s := newStream("x", options{runID: "r", clock: func() time.Time { return time.Unix(0, 0) }}, func(ev events.Event) error {
+			switch b := ev.Body.(type) {
+			case events.Message:
+				got = append(got, b.Text)
+			case events.Notice:
+				got = append(got, notice+string(b.Kind))
+			}
+			return nil
+		})
+		s.attempt(stubDecoder{}, 0, nil, nil)
+		s.line(framer.Line{Bytes: []byte(tt.line), Size: int64(len(tt.line))})
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: line(%q) gave %q, want %q", tt.name, tt.line, got, tt.want)
+		}
+	}
+}
+
+// TestStreamUncleanLineGuard: a guard that stops the run at one record of
+// a line stops the line there: the records after it are not forwarded.
+func TestStreamUncleanLineGuard(t *testing.T) {
+	t.Parallel()
+	var got []string
+	s := newStream("x", options{runID: "r", clock: func() time.Time { return time.Unix(0, 0) }}, func(ev events.Event) error {
+		if m, ok := ev.Body.(events.Message); ok {
+			got = append(got, m.Text)
+		}
+		return nil
+	})
+	stop := events.NewError(events.BinBudgetExceeded, events.ReasonTurns, "raise it", "over")
+	s.attempt(stubDecoder{}, 0, nil, []Guard{GuardFunc(func(b events.Body) *events.Error {
+		if m, ok := b.(events.Message); ok && m.Text == `{"b":2}` {
+			return stop
+		}
+		return nil
+	})})
+	s.line(framer.Line{Bytes: []byte("{\"a\":1}\r{\"b\":2}\r{\"c\":3}\rnot json")})
+	if want := []string{`{"a":1}`, `{"b":2}`}; !slices.Equal(got, want) || s.over != stop {
+		t.Errorf("forwarded %q (stopped by %v), want %q and the guard's stop", got, s.over, want)
 	}
 }

@@ -26,12 +26,83 @@ func Clean(line []byte) []byte {
 			continue
 		}
 		j := skipEscape(line, i)
-		if seq := string(line[i:j]); seq == "\x1b[2K" || seq == "\x1b[G" || seq == "\x1b[0G" || seq == "\x1b[1G" {
+		if isOverwrite(line[i:j]) {
 			out = out[:0] // erase the line, or back to its start: a spinner
 		}
 		i = j
 	}
 	return afterCR(out)
+}
+
+// Pieces splits line where a terminal writes over what came before it — at
+// each carriage return, erase-line (ESC[2K) and move to column 1 (ESC[G,
+// ESC[0G, ESC[1G) — and appends the pieces to dst, each cleaned as Clean
+// cleans (no escape sequences, no surrounding ASCII whitespace or NULs; a
+// byte order mark only at the start of line), leaving out empty ones.
+// shown is the index in the result of the piece a terminal would end up
+// showing, which is what Clean(line) returns: the last piece, unless an
+// erase-line or move to column 1 comes after it (then shown is -1, and
+// Clean returns nothing).
+//
+// A JSON text holds no raw carriage return or ESC byte (JSON escapes them
+// in strings), so a JSON record is never split: records that a stream
+// separates with a bare "\r", or a spinner with an erase, are each a piece
+// of their own. Pieces are subslices of line when it has no escape to
+// remove, else of one new slice.
+func Pieces(dst [][]byte, line []byte) (pieces [][]byte, shown int) {
+	line = bytes.TrimPrefix(line, bom)
+	shown = -1
+	add := func(p []byte) {
+		if p = bytes.Trim(p, pieceSpace); len(p) > 0 {
+			dst = append(dst, p)
+			shown = len(dst) - 1
+		}
+	}
+	if bytes.IndexByte(line, 0x1b) < 0 {
+		for {
+			i := bytes.IndexByte(line, '\r')
+			if i < 0 {
+				add(line)
+				return dst, shown
+			}
+			add(line[:i])
+			line = line[i+1:]
+		}
+	}
+	out := make([]byte, 0, len(line)) // never grows: pieces share it
+	start := 0
+	for i := 0; i < len(line); {
+		switch c := line[i]; c {
+		case '\r':
+			add(out[start:])
+			start = len(out)
+			i++
+		case 0x1b:
+			j := skipEscape(line, i)
+			if isOverwrite(line[i:j]) {
+				add(out[start:])
+				start = len(out)
+				shown = -1 // erased, or to be written over: not shown
+			}
+			i = j
+		default:
+			out = append(out, c)
+			i++
+		}
+	}
+	add(out[start:])
+	return dst, shown
+}
+
+// pieceSpace is what Pieces trims around a piece, as Clean trims what it
+// keeps after a carriage return.
+const pieceSpace = " \t\v\f\x00"
+
+// isOverwrite reports whether seq is an erase-line or a move to column 1,
+// after which a terminal writes over the line (see Clean).
+func isOverwrite(seq []byte) bool {
+	s := string(seq)
+	return s == "\x1b[2K" || s == "\x1b[G" || s == "\x1b[0G" || s == "\x1b[1G"
 }
 
 // afterCR trims b and keeps what follows its last carriage return, if

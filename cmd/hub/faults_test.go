@@ -424,6 +424,22 @@ var faultCases = []faultCase{
 			t.Errorf("parse_error notice %q does not say the line was cut", n[0].Message)
 		}
 	}},
+	// Records separated by bare carriage returns, no newline at all, with
+	// spinner frames between them (issue 14, item 7): every record is
+	// decoded (before, only the last of the stream's one "line" was, and
+	// the run failed for want of the rest), the spinner dropped as a
+	// terminal would, no notice.
+	{name: "bare-cr", fault: "bare-cr", check: func(t *testing.T, d string, r *hubRun) {
+		wantOK(t, r, "Hello from the fake agent.")
+		wantAnswerEvents(t, d, r, "Hello from the fake agent.")
+		wantNotices(t, r, nil, "cost_unknown")
+		// The very events of the same run with newlines.
+		got, err1 := os.ReadFile(filepath.Join("testdata", "faults", d, "bare-cr.golden.jsonl"))
+		want, err2 := os.ReadFile(filepath.Join("testdata", "faults", d, "ok.golden.jsonl"))
+		if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
+			t.Errorf("bare-cr.golden.jsonl differs from ok.golden.jsonl (%v, %v): want the events of the same run with newlines", err1, err2)
+		}
+	}},
 	// The terminal event written into the middle of another line is
 	// recovered: the answer still comes from it, and a parse_error names the
 	// damage.

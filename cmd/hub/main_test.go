@@ -23,7 +23,8 @@ import (
 )
 
 // TestMain lets the test binary act as hub itself (HUB_TEST_AS_HUB=1), for
-// tests that need a real process to signal.
+// tests that need a real process to signal. It catches signals first, as
+// main does.
 func TestMain(m *testing.M) {
 	if os.Getenv("HUB_TEST_AS_HUB") == "1" {
 		os.Exit(runMain())
@@ -31,10 +32,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// runMain is main's code: the tests' hub process is hub as users run it.
 func runMain() int {
-	ctx, stop := signalContext(func() { os.Exit(131) })
-	defer stop()
-	return run(ctx, nil, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	return hubMain(catchSignals(), os.Args, os.Stdin, os.Stdout, os.Stderr)
 }
 
 // fakeAgent writes a shell script that answers --version with 1.18.33 and
@@ -149,6 +149,9 @@ echo '{"type":"step_finish","sessionID":"s","part":{"reason":"stop","tokens":{},
 		{"piped prompt", []string{"-"}, "stdin=piped prompt"},
 		{"", []string{"--prompt-file", pf}, "stdin=from file"},
 		{"", []string{"--", "-v"}, "stdin=-v"},
+		// After --, - is the prompt "-": `hub run -- "$PROMPT"` never
+		// reads stdin, whatever the prompt.
+		{"piped prompt", []string{"--", "-"}, "stdin=-"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "json"}, tt.args...)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +23,7 @@ func runCommand(kill <-chan struct{}) *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run an agent on a prompt",
-		ArgsUsage: "[--] PROMPT   (or - to read the prompt from stdin, or --prompt-file F)",
+		ArgsUsage: "[--] PROMPT   (or - to read the prompt from stdin, or --prompt-file F; after --, - is the prompt \"-\")",
 		Description: "Flags go before the prompt; a flag after it is a usage error, unless the prompt follows --.\n" +
 			"Durations (--timeout, --idle-timeout, --grace, --linger, --finalize-timeout) and the --max-cost, --max-tokens,\n" +
 			"--max-turns and --max-tool-steps limits: 0 means none; a flag left unset keeps its default.",
@@ -54,9 +55,9 @@ func runFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group (0 = none: SIGKILL right after SIGTERM)", EnvVars: []string{"HUB_GRACE"}},
 		&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it (0 = none: stop it at its terminal event)", EnvVars: []string{"HUB_LINGER"}},
 		&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event) or json (only run.finished)", EnvVars: []string{"HUB_OUTPUT"}},
-		&cli.StringFlag{Name: "raw-log", Usage: "write the agent's own stdout, byte for byte, to this file"},
+		&cli.StringFlag{Name: "raw-log", Usage: "write the agent's own stdout, byte for byte, to this file: always a new file, mode 0600 (an existing one is replaced); a symbolic link is refused"},
 		&cli.StringFlag{Name: "bin", Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
-		&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file"},
+		&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file (at most 16 MiB; --timeout and Ctrl-C stop the read, as they do a prompt read from stdin with -)"},
 		// KeepSpace: a value is taken whole (the app disables the comma split).
 		&cli.StringSliceFlag{Name: "env", KeepSpace: true, Usage: "K=V to add to the agent's environment (repeatable; each value whole, commas and spaces included)"},
 		&cli.BoolFlag{Name: "no-fail-fast", Usage: "let the agent keep retrying errors that retrying cannot fix (HTTP 401/403) instead of stopping it at once"},
@@ -99,13 +100,23 @@ func runAction(kill <-chan struct{}) cli.ActionFunc {
 		if err != nil {
 			return err
 		}
-		if err := p.load(c.App.Reader); err != nil {
-			return err
+		ctx := c.Context
+		if err := p.load(ctx, c.App.Reader); err != nil {
+			var stop stopBeforeStart
+			if !errors.As(err, &stop) {
+				return err
+			}
+			// Reported as a run (run.started, run.finished, the bin's
+			// exit status): the run is given a context already done
+			// with the cause, and starts no agent.
+			var cancel context.CancelCauseFunc
+			ctx, cancel = context.WithCancelCause(ctx)
+			cancel(stop.cause)
 		}
 		if p.warning != "" {
 			fmt.Fprintf(c.App.ErrWriter, "hub: warning: %s\n", p.warning)
 		}
-		return execute(c.Context, p, kill, c.App.Writer, c.App.ErrWriter)
+		return execute(ctx, p, kill, c.App.Writer, c.App.ErrWriter)
 	}
 }
 
@@ -114,19 +125,8 @@ func runAction(kill <-chan struct{}) cli.ActionFunc {
 func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stderr io.Writer) error {
 	opts := []adapters.Option{adapters.WithKill(kill)}
 	var rawLog *errWriter
-	if p.rawLog != "" {
-		// 0600: it holds the agent's output byte for byte, credentials too.
-		// An existing file is made 0600 too, before anything is written.
-		f, err := os.OpenFile(p.rawLog, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			return usagef("run: --raw-log: %v", err)
-		}
+	if f := p.rawLogFile; f != nil { // opened by load (openRawLog)
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
-			if err := f.Chmod(0o600); err != nil {
-				return usagef("run: --raw-log %s: cannot make it readable by its owner only (it holds credentials): %v", p.rawLog, err)
-			}
-		}
 		rawLog = &errWriter{w: f}
 		opts = append(opts, adapters.WithRawLog(rawLog))
 	}

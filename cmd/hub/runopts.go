@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
 )
 
 // runOptions are hub run's flags and arguments as given (cli/cli's options
@@ -116,6 +119,8 @@ type runPlan struct {
 	output     string
 	rawLog     string
 	warning    string // printed on stderr before the run starts
+
+	rawLogFile *os.File // --raw-log, opened by load; execute closes it
 }
 
 // plan checks o and builds the run's request. It reads no file and starts
@@ -177,14 +182,16 @@ func (o runOptions) plan() (runPlan, error) {
 }
 
 // promptSource says where the prompt comes from: --prompt-file, stdin ("-"
-// alone) or the arguments.
+// alone, not after "--") or the arguments.
 func (o runOptions) promptSource() (promptSource, error) {
 	switch {
 	case o.PromptFile != "" && len(o.Args) > 0:
 		return 0, usagef("run: give the prompt as arguments or --prompt-file, not both")
 	case o.PromptFile != "":
 		return promptFile, nil
-	case len(o.Args) == 1 && o.Args[0] == "-":
+	case len(o.Args) == 1 && o.Args[0] == "-" && !o.DashDash:
+		// After "--" a "-" is the prompt "-", like every word there: a
+		// script's `hub run -- "$PROMPT"` never waits on its stdin.
 		return promptStdin, nil
 	case len(o.Args) == 0:
 		return 0, usagef("run: no prompt (pass it as an argument, - for stdin, or --prompt-file)")
@@ -365,23 +372,14 @@ func runFlagTakesValue(name string) (takesValue, known bool) {
 	return false, false
 }
 
-// load does what plan left: it reads the prompt (--prompt-file, or stdin),
-// loads the price table, and checks --cwd. Errors are usage errors.
-func (p *runPlan) load(stdin io.Reader) error {
-	switch p.prompt {
-	case promptFile:
-		b, err := os.ReadFile(p.promptFile)
-		if err != nil {
-			return usagef("run: --prompt-file: %v", err)
-		}
-		p.req.Prompt = string(b)
-	case promptStdin:
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return usagef("run: reading the prompt from stdin: %v", err)
-		}
-		p.req.Prompt = string(b)
-	}
+// load does what plan left: it loads the price table, checks --cwd, opens
+// --raw-log (see openRawLog) and reads the prompt (--prompt-file, or
+// stdin; see readPrompt), in that order, so that a mistake in the command
+// line is reported before hub takes its stdin. Errors are usage errors, but
+// for a prompt read that ctx, --timeout or the size cap stopped: that is
+// a stopBeforeStart, and the run is still reported (see runAction). On a
+// usage error nothing is left open.
+func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 	if p.loadPrices {
 		prices, err := loadPrices(p.pricesFile)
 		if err != nil {
@@ -394,5 +392,105 @@ func (p *runPlan) load(stdin io.Reader) error {
 			return usagef("run: --cwd %s is not a directory", cwd)
 		}
 	}
-	return nil
+	if p.prompt == promptFile {
+		// Checked before --raw-log replaces its file; read below.
+		if _, err := os.Stat(p.promptFile); err != nil {
+			return usagef("run: --prompt-file: %v", err)
+		}
+	}
+	if p.rawLog != "" {
+		f, err := openRawLog(p.rawLog)
+		if err != nil {
+			return err
+		}
+		p.rawLogFile = f
+	}
+	if p.prompt == promptArgs {
+		return nil
+	}
+	prompt, err := p.readPrompt(ctx, stdin)
+	var stop stopBeforeStart
+	if err != nil && !errors.As(err, &stop) && p.rawLogFile != nil {
+		p.rawLogFile.Close()
+		p.rawLogFile = nil
+	}
+	p.req.Prompt = prompt
+	return err
+}
+
+// MaxPromptBytes is the largest prompt hub reads from --prompt-file or
+// stdin: 16 MiB, the most any agent takes through hub (each adapter's
+// MaxPromptBytes). A longer one is invalid_input/prompt_too_large, and hub
+// reads no more of it than the cap and one byte.
+const MaxPromptBytes = 16 << 20
+
+// stopBeforeStart is a run that ends before its agent starts, with cause as
+// its outcome: a signal or --timeout while hub read the prompt, or a prompt
+// over MaxPromptBytes. It is no mistake in the command line, so it is
+// reported as any run is: run.started, run.finished with cause's bin, and
+// that bin's exit status.
+type stopBeforeStart struct{ cause error }
+
+func (s stopBeforeStart) Error() string { return s.cause.Error() }
+
+// readPrompt reads the prompt from --prompt-file or stdin: at most
+// MaxPromptBytes, and for no longer than ctx (hub's signals) and
+// --timeout allow, which end it as a stopBeforeStart. It blocks until one
+// of them ends it. The read itself (and the open of --prompt-file, which a
+// FIFO without a writer blocks) runs in a goroutine of its own, which a
+// stop leaves behind blocked: a read of a pipe cannot be interrupted, and
+// hub exits once the run is reported, without the agent having started.
+func (p *runPlan) readPrompt(ctx context.Context, stdin io.Reader) (string, error) {
+	from := "stdin"
+	open := func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }
+	if p.prompt == promptFile {
+		from = "--prompt-file " + p.promptFile
+		open = func() (io.ReadCloser, error) { return os.Open(p.promptFile) }
+	}
+	if ctx.Err() != nil { // a signal came first: do not take stdin
+		return "", stopBeforeStart{context.Cause(ctx)}
+	}
+	type read struct {
+		b   []byte
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		f, err := open()
+		if err != nil {
+			done <- read{err: usagef("run: --prompt-file: %v", err)}
+			return
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, MaxPromptBytes+1))
+		if err != nil {
+			err = usagef("run: reading the prompt from %s: %v", from, err)
+		}
+		done <- read{b, err}
+	}()
+	var wall <-chan time.Time
+	timeout := p.req.Limits.Timeout
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		wall = t.C
+	}
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return "", r.err
+		}
+		if len(r.b) > MaxPromptBytes {
+			return "", stopBeforeStart{events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
+				"put the material in files in the working directory and refer to them in a short prompt",
+				"the prompt from %s is over %d bytes (16 MiB), the most hub reads; nothing was sent to the agent", from, MaxPromptBytes)}
+		}
+		return string(r.b), nil
+	case <-ctx.Done():
+		return "", stopBeforeStart{context.Cause(ctx)}
+	case <-wall:
+		return "", stopBeforeStart{events.NewError(events.BinTimeout, events.ReasonWall,
+			"close the prompt's input once it is written (or use --prompt-file with a file), or raise --timeout",
+			"--timeout %s ran out while hub read the prompt from %s (still open, no end of file); the agent was not started", timeout, from)}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"sync"
 	"time"
 )
@@ -70,14 +71,16 @@ const stallLast = 200 * time.Millisecond
 
 // giveUpAfter returns a channel closed stallMargin after the run must have
 // ended: timeout+grace after now when timeout is set, or grace after ctx is
-// done, whichever comes first; and a func that stops the watch.
+// done, whichever comes first; and a func that stops the watch. The sums
+// saturate: a --timeout of 2562047h (the largest Duration) means never,
+// not an overflow to a negative wait that gives up at once.
 func giveUpAfter(ctx context.Context, timeout, grace time.Duration) (<-chan struct{}, func()) {
 	giveUp := make(chan struct{})
 	stop := make(chan struct{})
 	go func() {
 		var wall <-chan time.Time
 		if timeout > 0 {
-			t := time.NewTimer(timeout + grace + stallMargin)
+			t := time.NewTimer(addSat(timeout, grace, stallMargin))
 			defer t.Stop()
 			wall = t.C
 		}
@@ -86,7 +89,7 @@ func giveUpAfter(ctx context.Context, timeout, grace time.Duration) (<-chan stru
 			return
 		case <-wall:
 		case <-ctx.Done():
-			t := time.NewTimer(grace + stallMargin)
+			t := time.NewTimer(addSat(grace, stallMargin))
 			defer t.Stop()
 			select {
 			case <-stop:
@@ -98,4 +101,17 @@ func giveUpAfter(ctx context.Context, timeout, grace time.Duration) (<-chan stru
 	}()
 	var once sync.Once
 	return giveUp, func() { once.Do(func() { close(stop) }) }
+}
+
+// addSat returns the sum of ds, which are not negative, or the largest
+// Duration when the sum would overflow.
+func addSat(ds ...time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range ds {
+		if d > math.MaxInt64-sum {
+			return math.MaxInt64
+		}
+		sum += d
+	}
+	return sum
 }

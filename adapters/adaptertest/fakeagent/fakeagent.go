@@ -4,7 +4,8 @@
 // process then answers `--version` as the real CLI does and writes that
 // CLI's JSON dialect — lines shaped like the recordings in testdata/<agent>
 // — with one fault from the field's public bug reports (Faults lists them):
-// giant lines, banners and escape sequences, spliced and cut lines, bytes
+// giant lines, banners and escape sequences, records separated by bare
+// carriage returns, spliced and cut lines, bytes
 // written one at a time, invalid UTF-8, raw U+2028, a result without an
 // exit, an exit without a result, a stderr flood, a closed stdout, a
 // grandchild holding stdout, credentials echoed on every channel.
@@ -316,6 +317,25 @@ var faults = map[string]func(s *script) int{
 		}
 		for _, l := range out {
 			s.writeLine(l, "\r\n")
+		}
+		return 0
+	},
+	// bare-cr: every line ends with a bare "\r", never "\n" (a terminal
+	// setting or a wrapper that turned the newlines into carriage
+	// returns), and spinner frames come between them, as a CLI that
+	// thinks it has a terminal draws them: "⠋ working\r" before every other
+	// line, an erase-line and a move to column 1 around another frame
+	// before the last.
+	"bare-cr": func(s *script) int {
+		lines := s.okLines()
+		for i, l := range lines {
+			switch {
+			case i == len(lines)-1:
+				_, _ = io.WriteString(s.out, "\x1b[2K⠙ thinking\x1b[1G")
+			case i%2 == 0:
+				_, _ = io.WriteString(s.out, "⠋ working\r")
+			}
+			s.writeLine(l, "\r")
 		}
 		return 0
 	},
