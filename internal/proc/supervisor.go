@@ -172,7 +172,8 @@ func Launch(spec Spec) (*Supervisor, error) {
 	// this program's packages run in it too, and what they print must not
 	// reach the agent's streams. The agent's are fds 5 and 6.
 	cmd.ExtraFiles = []*os.File{ctlR, statusW, stdoutW, stderrW} // ctlFD, statusFD, outFD, errFD
-	cmd.WaitDelay = PipeDrain                  // bounds only the stdin copy when Stdin is set
+	// WaitDelay bounds only the stdin copy when Stdin is set.
+	cmd.WaitDelay = PipeDrain
 	// Its own process group: a Ctrl-C at the terminal reaches hub, which
 	// decides; the guard's fate is the control pipe's.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
