@@ -1,6 +1,7 @@
 package adapters_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/proc"
 )
 
@@ -41,5 +43,26 @@ func TestProbeLeavesNothing(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) && proc.Running(pid) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("the version command's daemon %d is still running after Detect", pid)
+	}
+}
+
+// TestRunCancelledBeforeStart: a run whose context is already done starts
+// nothing — not even the version command — and ends with the cause.
+func TestRunCancelledBeforeStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bin, ran := filepath.Join(dir, "opencode"), filepath.Join(dir, "ran")
+	if err := adaptertest.WriteScript(bin, []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\necho 1.18.33\n")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cause := events.NewError(events.BinInvalidInput, "prompt_too_large", "use a smaller prompt", "prompt too large")
+	cancel(cause)
+	fin := adapters.Run(ctx, adapters.Request{Agent: "opencode", Bin: bin, Prompt: "x"}, func(events.Event) error { return nil })
+	if fin.OK || fin.Error == nil || fin.Error.Reason != "prompt_too_large" {
+		t.Errorf("run.finished %+v, want the cause's error", fin.Error)
+	}
+	if b, err := os.ReadFile(ran); err == nil {
+		t.Errorf("the agent's binary ran (%q) for a run cancelled before it started", b)
 	}
 }

@@ -109,12 +109,18 @@ func (r *runner) run(ctx context.Context) record {
 			fmt.Sprintf("use one of: %s", strings.Join(Names(), ", ")), "%v", err), nil)
 	}
 	r.s.meter = newMeter(r.req, ad)
+	bin := r.req.Bin
+	if bin == "" {
+		bin = ad.Info().Binary
+	}
+	if ctx.Err() != nil {
+		// Cancelled before anything started (the CLI's prompt read was
+		// stopped, or too large): start nothing, not even the probe.
+		return r.notStarted([]string{bin}, "", events.NewError(events.BinCancelled, events.ReasonCaller,
+			"nothing to do if you meant to stop it; run again to retry", "cancelled before %s started", bin), context.Cause(ctx))
+	}
 	inst, err, cause := r.detect(ctx, ad)
 	if err != nil {
-		bin := r.req.Bin
-		if bin == "" {
-			bin = ad.Info().Binary
-		}
 		return r.notStarted([]string{bin}, inst.Version, err, cause)
 	}
 	spec, err := ad.Command(r.req, inst)
