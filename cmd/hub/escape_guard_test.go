@@ -51,15 +51,7 @@ exec 7>/proc/$PPID/fd/3
 echo '{"type":"step_start","sessionID":"ses_k","part":{}}'
 exec sleep 300`)
 	h := e.start(nil, "--timeout", "120s", "--grace", escGrace.String())
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		out, _ := os.ReadFile(h.out)
-		if len(e.recorded()) >= 3 && bytes.Contains(out, []byte("ses_k")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the fake's tree never came up\n%s", h.output())
-		}
-	}
+	e.waitTree(h, 3, "ses_k")
 	killed := time.Now()
 	_ = h.cmd.Process.Kill()
 	<-h.exited

@@ -700,20 +700,7 @@ setsid -f sh -c '@REC@ $$ setsid; exec sleep 300' @QUIET@
 echo '{"type":"step_start","sessionID":"ses_k","part":{}}'
 exec sleep 300`)
 	h := e.start(nil, "--timeout", "120s", "--grace", escGrace.String())
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		out, _ := os.ReadFile(h.out)
-		if len(e.recorded()) >= 4 && bytes.Contains(out, []byte("ses_k")) {
-			break
-		}
-		select {
-		case <-h.exited:
-			t.Fatalf("hub exited before the tree was up\n%s", h.output())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the fake's tree never came up (recorded %v)\n%s", e.recorded(), h.output())
-		}
-	}
+	e.waitTree(h, 4, "ses_k")
 	killed := time.Now()
 	if err := h.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -871,4 +858,24 @@ exit 0`, want: []string{"run-flood"}, timeout: 5 * time.Second},
 		{name: "descendant holds stderr past a stop", body: `sh -c '@REC@ $$ stderr-holder; trap "" TERM; exec sleep 300' </dev/null >/dev/null &
 @WAITN@ 1` + hangRun, want: []string{"stderr-holder"}, timeout: 3 * time.Second, code: 8, bin: "timeout"},
 	})
+}
+
+// waitTree waits until the fake has recorded n processes and hub has
+// printed the session id: the tree is up and hub is mid-run.
+func (e *escape) waitTree(h *escHub, n int, session string) {
+	e.t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		out, _ := os.ReadFile(h.out)
+		if len(e.recorded()) >= n && bytes.Contains(out, []byte(session)) {
+			return
+		}
+		select {
+		case <-h.exited:
+			e.t.Fatalf("hub exited before the tree was up\n%s", h.output())
+		default:
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the fake's tree never came up (recorded %v)\n%s", e.recorded(), h.output())
+		}
+	}
 }
