@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -116,10 +117,11 @@ func (s *fpSet) has(h uint64) bool {
 // needles are the forms of a run's credential values (see secrets), ready
 // to be found in texts. Read-only once built: safe for concurrent use.
 type needles struct {
-	grams  fpSet    // every gram-byte piece of every needle of gram bytes or more
-	prefix fpSet    // every proper prefix of those pieces and of short needles (length folded in)
-	short  []string // needles shorter than gram: matched whole
-	maxLen int      // the longest needle
+	quads  [1 << 16 / 64]uint64 // a bit for every 4 bytes of those needles (quadHash), to skip text fast
+	grams  fpSet                // every gram-byte piece of every needle of gram bytes or more
+	prefix fpSet                // every proper prefix of those pieces and of short needles (length folded in)
+	short  []string             // needles shorter than gram: matched whole
+	maxLen int                  // the longest needle
 }
 
 func prefixKey(h uint64, k int) uint64 { return h*31 + uint64(k) }
@@ -144,6 +146,10 @@ func newNeedles(forms []string) *needles {
 			}
 			continue
 		}
+		for i := 0; i+4 <= len(f); i++ {
+			q := quadHash(f[i:])
+			n.quads[q/64] |= 1 << (q % 64)
+		}
 		for i := 0; i+gram <= len(f); i++ {
 			var h uint64
 			for k := 1; k < gram; k++ {
@@ -156,26 +162,44 @@ func newNeedles(forms []string) *needles {
 	return n
 }
 
-// find appends the spans of v that are pieces of needles.
-func (n *needles) find(v string, spans []span) []span {
-	if n.grams.n > 0 && len(v) >= gram {
-		h := hashOf(v[:gram])
-		for i := 0; ; i++ {
-			if n.grams.has(h) {
-				if k := len(spans); k > 0 && spans[k-1].end >= i {
-					spans[k-1].end = i + gram
-				} else {
-					spans = append(spans, span{i, i + gram})
+// quadHash hashes the first 4 bytes of s into 16 bits.
+func quadHash(s string) uint32 {
+	x := uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+	return (x * 0x9E3779B1) >> 16
+}
+
+// find appends the spans of v[lo:] that are pieces of needles (a piece
+// may start before lo). A piece of gram bytes holds 4 bytes at one of any
+// 9 positions in a row, so only every 9th position is looked up in quads;
+// a hit there is verified by the gram-byte fingerprints around it.
+func (n *needles) find(v string, lo int, spans []span) []span {
+	if n.grams.n > 0 && len(v)-lo >= gram {
+		last := len(v) - gram // the last piece's start
+		done := lo            // pieces starting before done are checked
+		for p := lo + gram - 4; p-(gram-4) <= last; p += gram - 3 {
+			q := quadHash(v[min(p, last):])
+			if n.quads[q/64]&(1<<(q%64)) == 0 {
+				continue
+			}
+			i := max(p-(gram-4), done)
+			h := hashOf(v[i : i+gram])
+			for ; i <= min(p, last); i++ {
+				if i > max(p-(gram-4), done) {
+					h = h*hashBase + uint64(v[i+gram-1]) + 1 - (uint64(v[i-1])+1)*hashPow
+				}
+				if n.grams.has(h) {
+					if k := len(spans); k > 0 && spans[k-1].end >= i {
+						spans[k-1].end = i + gram
+					} else {
+						spans = append(spans, span{i, i + gram})
+					}
 				}
 			}
-			if i+gram >= len(v) {
-				break
-			}
-			h = h*hashBase + uint64(v[i+gram]) + 1 - (uint64(v[i])+1)*hashPow
+			done = i
 		}
 	}
 	for _, s := range n.short {
-		for i := 0; ; {
+		for i := lo; ; {
 			j := strings.Index(v[i:], s)
 			if j < 0 {
 				break
@@ -190,8 +214,15 @@ func (n *needles) find(v string, spans []span) []span {
 // pending returns where the longest end of v that could be the start of a
 // piece begins (len(v) when none).
 func (n *needles) pending(v string) int {
-	for k := min(gram-1, len(v)); k > 0; k-- {
-		if n.prefix.has(prefixKey(hashOf(v[len(v)-k:]), k)) {
+	var hs [gram]uint64 // hs[k]: the fingerprint of the last k bytes
+	pow := uint64(1)
+	kmax := min(gram-1, len(v))
+	for k := 1; k <= kmax; k++ {
+		hs[k] = hs[k-1] + (uint64(v[len(v)-k])+1)*pow
+		pow *= hashBase
+	}
+	for k := kmax; k > 0; k-- {
+		if n.prefix.has(prefixKey(hs[k], k)) {
 			return len(v) - k
 		}
 	}
@@ -272,17 +303,6 @@ const (
 	pemEnd   = "-----END "
 )
 
-// firstByte marks the bytes where a shape can start.
-var firstByte = func() *class {
-	var c class
-	for _, k := range keyKinds {
-		c[k.prefix[0]] = true
-	}
-	c['-'] = true // PEM
-	c[':'] = true // scheme://user:password@
-	return &c
-}()
-
 // carry is what a streamed text was in at the end of what was sent: the
 // run of a key (redacted; its bytes go on being redacted) or the body of a
 // PEM private key.
@@ -326,7 +346,9 @@ func upperDigits(s string) bool {
 func scan(n *needles, v string, from int, in carry, final bool, spans []span) (_ []span, pending int, end carry) {
 	pending = len(v)
 	if n != nil {
-		spans = n.find(v, spans)
+		// A piece that goes on from what was sent shows in its last
+		// gram-1 bytes.
+		spans = n.find(v, max(0, from-(gram-1)), spans)
 		if !final {
 			pending = n.pending(v)
 		}
@@ -353,49 +375,22 @@ func scan(n *needles, v string, from int, in carry, final bool, spans []span) (_
 			end = in
 		}
 	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if !firstByte[c] {
-			continue
-		}
-		switch c {
-		case '-':
-			if !strings.HasPrefix(v[i:], pemBegin) {
-				continue
-			}
-			h, ok, partial := pemHeader(v, i)
-			if partial {
-				hold(i)
-				continue
-			}
-			if !ok {
-				continue
-			}
-			e, open := pemBody(v, h)
-			spans = append(spans, span{i, e})
-			if open {
-				end = carry{pem: true}
-			}
-			i = e - 1
-			continue
-		case ':':
-			sp, ok, partial := userinfo(v, i, final)
-			if partial {
-				hold(i + 3)
-			} else if ok {
-				spans = append(spans, sp)
-			}
-			continue
-		}
-		if i > 0 && wordClass[v[i-1]] {
-			continue
+	// Shapes are found from the bytes every one of them has — '-', '_',
+	// 'A' or ':' — with strings.IndexByte, which skips the rest of the
+	// text many bytes at a time. A shape that starts in what was sent is
+	// looked for in its last bytes only: one cut short is held back whole
+	// (partialShape), so only a text that ended (flush) leaves one there.
+	lo := max(0, from-len("github_pat_"))
+	key := func(at int) {
+		if at < 0 || at > 0 && wordClass[v[at-1]] {
+			return
 		}
 		for k := range keyKinds {
 			kk := &keyKinds[k]
-			if kk.prefix[0] != c || !strings.HasPrefix(v[i:], kk.prefix) {
+			if !strings.HasPrefix(v[at:], kk.prefix) {
 				continue
 			}
-			rs := i + len(kk.prefix)
+			rs := at + len(kk.prefix)
 			re := rs
 			for re < len(v) && kk.class[v[re]] {
 				re++
@@ -408,15 +403,80 @@ func scan(n *needles, v string, from int, in carry, final bool, spans []span) (_
 			switch {
 			case touching && ok && kk.max == 0:
 				// A key whose run may go on: redacted so far, and after.
-				spans = append(spans, span{i, re})
+				spans = append(spans, span{at, re})
 				end = carry{kind: kk}
 			case touching && (kk.max == 0 || len(run) <= kk.max):
-				hold(i) // too short to tell yet
+				hold(at) // too short to tell yet
 			case ok:
-				spans = append(spans, span{i, re})
+				spans = append(spans, span{at, re})
 			}
-			i = re - 1
-			break
+			return
+		}
+	}
+	// at handles the anchor at i and returns where to go on from.
+	at := func(i int) int {
+		switch v[i] {
+		case '-':
+			if i >= 2 && v[i-2] == 's' && v[i-1] == 'k' {
+				key(i - 2) // sk-
+			}
+			if i >= 4 && v[i-4:i-1] == "xox" {
+				key(i - 4) // xox?-
+			}
+			if !strings.HasPrefix(v[i:], pemBegin) {
+				return i + 1
+			}
+			h, ok, partial := pemHeader(v, i)
+			if partial {
+				hold(i)
+				return i + 1
+			}
+			if !ok {
+				return i + 1
+			}
+			e, open := pemBody(v, h)
+			spans = append(spans, span{i, e})
+			if open {
+				end = carry{pem: true}
+			}
+			return e
+		case '_':
+			if i >= 3 && v[i-3] == 'g' && v[i-2] == 'h' {
+				key(i - 3) // gh?_
+			}
+			if i >= 6 && v[i-6:i] == "github" {
+				key(i - 6) // github_pat_
+			}
+		case 'A':
+			key(i) // AKIA, ASIA, AIza
+		case ':':
+			sp, ok, partial := userinfo(v, i, final)
+			if partial {
+				hold(i + 3)
+			} else if ok {
+				spans = append(spans, sp)
+			}
+		}
+		return i + 1
+	}
+	if len(v)-lo <= 64 { // a delta: one pass costs less than four calls
+		for i := lo; i < len(v); {
+			switch v[i] {
+			case '-', '_', 'A', ':':
+				i = at(i)
+			default:
+				i++
+			}
+		}
+	} else {
+		for _, anchor := range []byte{'-', '_', 'A', ':'} {
+			for i := lo; i < len(v); {
+				j := strings.IndexByte(v[i:], anchor)
+				if j < 0 {
+					break
+				}
+				i = at(i + j)
+			}
 		}
 	}
 	if !final {
@@ -432,21 +492,25 @@ func scan(n *needles, v string, from int, in carry, final bool, spans []span) (_
 // redacted whole. A URL's "://" is not held (a delta ending in ':' is
 // common): only its userinfo is.
 func partialShape(v string, from int) int {
-	p := len(v)
-	try := func(prefix string, boundary bool) {
-		for k := min(len(prefix)-1, len(v)-from); k > 0; k-- {
-			at := len(v) - k
-			if at < p && strings.HasSuffix(v, prefix[:k]) && (!boundary || at == 0 || !wordClass[v[at-1]]) {
-				p = at
-				return
+	for at := max(from, len(v)-len(pemBegin)+1); at < len(v); at++ {
+		rest := v[at:]
+		switch c := v[at]; {
+		case c == '-':
+			if strings.HasPrefix(pemBegin, rest) {
+				return at
+			}
+		case c == 's' || c == 'g' || c == 'A' || c == 'x':
+			if at > 0 && wordClass[v[at-1]] {
+				continue
+			}
+			for _, kk := range keyKinds {
+				if len(rest) < len(kk.prefix) && strings.HasPrefix(kk.prefix, rest) {
+					return at
+				}
 			}
 		}
 	}
-	for _, kk := range keyKinds {
-		try(kk.prefix, true)
-	}
-	try(pemBegin, false)
-	return p
+	return len(v)
 }
 
 // pemHeader reads "-----BEGIN … PRIVATE KEY-----" at i: the end of the
@@ -599,7 +663,15 @@ func unhex(c byte) byte {
 // tailEscape returns where an escape that s ends in the middle of begins
 // (len(s) when none): its end may decode into a key's byte.
 func tailEscape(s string) int {
-	for p := max(0, len(s)-16); p < len(s); p++ {
+	tail := s[max(0, len(s)-16):]
+	first := strings.IndexByte(tail, '\\')
+	if i := strings.IndexByte(tail, '%'); first < 0 || i >= 0 && i < first {
+		first = i
+	}
+	if first < 0 {
+		return len(s)
+	}
+	for p := len(s) - len(tail) + first; p < len(s); p++ {
 		c := s[p]
 		if c != '\\' && c != '%' || c == '\\' && p > 0 && s[p-1] == '\\' {
 			continue
@@ -646,12 +718,17 @@ func incompleteUnicode(s string) bool {
 	return false
 }
 
-// view is a text with its escapes decoded, and where each of its bytes
-// comes from, so that spans found in it map back to the text.
+// view is a text with its escapes decoded, and where each escape was, so
+// that spans found in it map back to the text. Between escapes the view is
+// the text's bytes, copied in bulk.
 type view struct {
 	b   []byte
-	pos []int32 // pos[i]: the offset in the text of view byte i's escape or byte; pos[len(b)] = len(text)
+	esc []escape // in order
 }
+
+// An escape decoded at view byte v (into vn bytes) was the on bytes of the
+// text at o.
+type escape struct{ v, vn, o, on int }
 
 // hasEscape reports whether s has anything that view decodes.
 func hasEscape(s string) bool {
@@ -659,25 +736,65 @@ func hasEscape(s string) bool {
 }
 
 func (vw *view) build(s string) {
-	vw.b, vw.pos = vw.b[:0], vw.pos[:0]
+	vw.b, vw.esc = vw.b[:0], vw.esc[:0]
 	var b [utf8.UTFMax]byte
+	nb, np := -1, -1 // the next '\\' and '%' at or after i, -1 before looking
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c == '\\' || c == '%' {
-			if k, n, ok := unescape(s[i:], &b); ok {
-				for _, x := range b[:k] {
-					vw.b = append(vw.b, x)
-					vw.pos = append(vw.pos, int32(i))
-				}
-				i += n
-				continue
+		if nb < i && nb != len(s) {
+			if nb = strings.IndexByte(s[i:], '\\'); nb < 0 {
+				nb = len(s)
+			} else {
+				nb += i
 			}
 		}
-		vw.b = append(vw.b, c)
-		vw.pos = append(vw.pos, int32(i))
-		i++
+		if np < i && np != len(s) {
+			if np = strings.IndexByte(s[i:], '%'); np < 0 {
+				np = len(s)
+			} else {
+				np += i
+			}
+		}
+		j := min(nb, np)
+		vw.b = append(vw.b, s[i:j]...)
+		if j == len(s) {
+			break
+		}
+		if k, n, ok := unescape(s[j:], &b); ok {
+			vw.esc = append(vw.esc, escape{v: len(vw.b), vn: k, o: j, on: n})
+			vw.b = append(vw.b, b[:k]...)
+			i = j + n
+			continue
+		}
+		vw.b = append(vw.b, s[j])
+		i = j + 1
 	}
-	vw.pos = append(vw.pos, int32(len(s)))
+}
+
+// text returns the offset in the text of view byte x (of the escape it
+// comes from); x = len(vw.b) maps to the text's end.
+func (vw *view) text(x int) int {
+	i := sort.Search(len(vw.esc), func(i int) bool { return vw.esc[i].v > x }) - 1
+	if i < 0 {
+		return x
+	}
+	e := vw.esc[i]
+	if x < e.v+e.vn {
+		return e.o
+	}
+	return e.o + e.on + x - e.v - e.vn
+}
+
+// at returns the first view byte whose text offset is t or more.
+func (vw *view) at(t int) int {
+	i := sort.Search(len(vw.esc), func(i int) bool { return vw.esc[i].o >= t }) - 1
+	if i < 0 {
+		return t
+	}
+	e := vw.esc[i]
+	if t < e.o+e.on {
+		return e.v + e.vn
+	}
+	return e.v + e.vn + t - e.o - e.on
 }
 
 // decodeView returns s with its escapes decoded.

@@ -175,7 +175,13 @@ func (s secrets) spans(w string, from int, in carry, final bool) (spans []span, 
 	if s.st != nil {
 		vw, spans = &s.st.vw, s.st.spans[:0]
 	}
-	if !hasEscape(w) {
+	// scan looks back from from a few bytes only (but into a PEM block
+	// under way): escapes before that do not matter.
+	look := max(0, from-2*gram)
+	if in.pem {
+		look = 0
+	}
+	if !hasEscape(w[look:]) {
 		spans, pending, end = scan(s.n, w, from, in, final, spans)
 		spans = normalizeSpans(spans)
 	} else {
@@ -184,19 +190,15 @@ func (s secrets) spans(w string, from int, in carry, final bool) (spans []span, 
 		}
 		vw.build(w)
 		v := unsafe.String(unsafe.SliceData(vw.b), len(vw.b))
-		vfrom := 0
-		for vfrom < len(vw.b) && int(vw.pos[vfrom]) < from {
-			vfrom++
-		}
-		spans, pending, end = scan(s.n, v, vfrom, in, final, spans)
+		spans, pending, end = scan(s.n, v, vw.at(from), in, final, spans)
 		for i := range spans {
-			spans[i] = span{int(vw.pos[spans[i].start]), int(vw.pos[spans[i].end])}
+			spans[i] = span{vw.text(spans[i].start), vw.text(spans[i].end)}
 		}
 		spans = normalizeSpans(spans)
-		pending = int(vw.pos[pending])
+		pending = vw.text(pending)
 	}
 	if s.st != nil {
-		s.st.spans, s.st.viewed = spans, vw != nil && hasEscape(w)
+		s.st.spans, s.st.viewed = spans, hasEscape(w[look:])
 	}
 	return spans, pending, end
 }
@@ -340,8 +342,12 @@ func (s secrets) delta(text string) string {
 	if st == nil {
 		return s.str(text)
 	}
+	var fresh string // with nothing held, what is sent may be text itself
+	if len(st.buf) == st.ctxLen {
+		fresh = text
+	}
 	st.buf = append(st.buf, text...)
-	return st.send(s, false)
+	return st.send(s, false, fresh)
 }
 
 // flush returns the text the deltas held back, redacted, to send before an
@@ -352,13 +358,15 @@ func (s secrets) flush() string {
 	if st == nil || len(st.buf) == st.ctxLen {
 		return ""
 	}
-	out := st.send(s, true)
+	out := st.send(s, true, "")
 	st.carry, st.open = carry{}, false
 	return out
 }
 
-// send sends what it can of the held text: all of it with final.
-func (st *deltaState) send(s secrets, final bool) string {
+// send sends what it can of the held text: all of it with final. When
+// the held text is fresh (it is all the caller's text), what is sent
+// unchanged is a substring of it rather than a copy.
+func (st *deltaState) send(s secrets, final bool, fresh string) (out string) {
 	w := unsafe.String(unsafe.SliceData(st.buf), len(st.buf))
 	from := st.ctxLen
 	scanned := w
@@ -377,22 +385,31 @@ func (st *deltaState) send(s secrets, final bool) string {
 			}
 		}
 	}
-	var out strings.Builder
+	var b strings.Builder
 	done := from
 	for _, sp := range spans {
 		if sp.end <= from || sp.start >= cut {
 			continue
 		}
 		start, end := max(sp.start, from), min(sp.end, cut)
-		out.WriteString(w[done:start])
+		b.WriteString(w[done:start])
 		if !(start == from && st.open && (sp.start < from || st.carry != carry{})) {
-			out.WriteString(marker) // else it goes on from what was sent
+			b.WriteString(marker) // else it goes on from what was sent
 		}
 		done = end
 	}
-	out.WriteString(w[done:cut])
+	plain := done == from
+	switch {
+	case plain && fresh != "":
+		out = fresh[:cut-from]
+	case plain:
+		out = strings.Clone(w[from:cut])
+	default:
+		b.WriteString(w[done:cut])
+		out = b.String()
+	}
 	if cut > from {
-		st.open = done == cut && len(spans) > 0
+		st.open = done == cut && !plain
 	}
 	if cut == len(w) {
 		st.carry = end
@@ -403,14 +420,10 @@ func (st *deltaState) send(s secrets, final bool) string {
 	// their view), then what is held.
 	keep := max(cut-ctxKeep, 0)
 	if vw := &st.vw; st.viewed && keep > 0 {
-		i := len(vw.pos) - 1
-		for i > 0 && int(vw.pos[i]) > cut {
-			i--
-		}
-		keep = min(keep, int(vw.pos[max(i-ctxKeep, 0)]))
+		keep = min(keep, vw.text(max(vw.at(cut)-ctxKeep, 0)))
 	}
 	n := copy(st.buf, st.buf[keep:])
 	st.buf = st.buf[:n]
 	st.ctxLen = cut - keep
-	return out.String()
+	return out
 }
