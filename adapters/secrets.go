@@ -42,10 +42,14 @@ import (
 // the start of something to redact is held back (delta) until the next
 // delta shows whether it is, or an event that ends the text comes (flush),
 // so that a credential the agent streams in any number of pieces is never
-// put together by a reader of the deltas. What is held is bounded by the
-// longest credential and key shape; the last bytes sent are kept as
-// context, so that the rest of a credential whose start had to be sent
-// (at a flush) is still redacted.
+// put together by a reader of the deltas, and the deltas put together read
+// as the text redacted whole. What is held is bounded: the end that could
+// begin a 12-byte piece (11 bytes at most), an escape cut short, or a key
+// shape under way (its run up to maxRun bytes, a URL's userinfo, a PEM
+// header); a piece or a key found is sent redacted at once, and the rest
+// of it after (carry). The last ctxKeep bytes sent are kept as context, so
+// that the rest of a credential whose start had to be sent (at a flush,
+// when a text ends) is still redacted.
 //
 // A secrets value is used by one run's emitting goroutine at a time; its
 // zero value redacts key shapes only, and does not hold deltas back.
@@ -68,6 +72,11 @@ type deltaState struct {
 // minSecret is the shortest credential value redacted: shorter ones are
 // too likely to occur by chance.
 const minSecret = 8
+
+// minMatch is the shortest text that can hold something to redact: a
+// form of a credential is minSecret bytes or more (its base64 too), a key
+// shape or URL password longer.
+const minMatch = minSecret
 
 // ctxKeep is how many of the last bytes sent delta keeps as context.
 const ctxKeep = 64
@@ -205,7 +214,7 @@ func (s secrets) spans(w string, from int, in carry, final bool) (spans []span, 
 
 // str returns v redacted.
 func (s secrets) str(v string) string {
-	if v == "" {
+	if len(v) < minMatch && (s.n == nil || len(v) < s.n.minLen) {
 		return v
 	}
 	spans, _, _ := s.spans(v, 0, carry{}, true)
