@@ -122,6 +122,7 @@ type needles struct {
 	prefix fpSet                // every proper prefix of those pieces and of short needles (length folded in)
 	short  []string             // needles shorter than gram: matched whole
 	maxLen int                  // the longest needle
+	minLen int                  // the shortest
 }
 
 func prefixKey(h uint64, k int) uint64 { return h*31 + uint64(k) }
@@ -136,9 +137,9 @@ func newNeedles(forms []string) *needles {
 			prefixes += len(f)
 		}
 	}
-	n := &needles{grams: newFPSet(pieces), prefix: newFPSet(prefixes)}
+	n := &needles{grams: newFPSet(pieces), prefix: newFPSet(prefixes), minLen: gram}
 	for _, f := range forms {
-		n.maxLen = max(n.maxLen, len(f))
+		n.maxLen, n.minLen = max(n.maxLen, len(f)), min(n.minLen, len(f))
 		if len(f) < gram {
 			n.short = append(n.short, f)
 			for k := 1; k < len(f); k++ {
