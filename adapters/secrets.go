@@ -2,127 +2,232 @@ package adapters
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
-	"slices"
+	"net/url"
+	"os"
 	"strings"
+	"unsafe"
 
 	"github.com/hubcli/hub/events"
 )
 
-// secrets replaces credential values — those of environment variables named
-// like keys, tokens, secrets or passwords in the agent's environment — with
-// "[REDACTED]" in every string of every event hub emits (SPEC §6: hub never
-// logs a credential). Values shorter than 8 bytes are left alone: too likely
-// to occur by chance.
+// secrets replaces credentials with "[REDACTED]" in every string of every
+// event hub emits (SPEC §6.1: hub never logs a credential, in any
+// encoding). Two things are credentials:
 //
-// A fragment of a value is redacted too, because decoders shorten texts
-// (an error message, a notice's head) before they are redacted and may cut
-// a credential: a run of bytes that matches the start of a value (its
-// first minFragment bytes, or the whole value when shorter) wherever it
-// occurs, extended as far as it matches, and a run that matches the end of
-// a value (at least minFragment bytes), extended backwards as far as it
-// matches. Text that merely begins like a key is over-redacted; that is the
-// price of never leaking one cut short.
+//   - the values of the agent's environment variables named like keys,
+//     tokens, secrets or passwords (secretName), and the password of any
+//     URL with one (scheme://user:password@…), 8 bytes or longer; each in
+//     several forms: as it is, with the spaces of URL query escaping,
+//     in hex (lower and upper case) and in base64 (standard and URL
+//     alphabets, padded or not, at each of the three alignments it can
+//     have inside a longer base64 text). Any 12 bytes of a form (gram) are
+//     redacted wherever they occur, and the bytes around them as far as
+//     they are pieces of a form too: decoders shorten texts (an error
+//     message, a notice's head, a tool's output) before they are redacted,
+//     and may cut a credential anywhere. A form shorter than 12 bytes is
+//     redacted only whole.
+//   - strings shaped like provider keys, whatever the environment holds
+//     (scan.go: sk-…, ghp_…, github_pat_…, AKIA…, xox?-…, AIza…, PEM
+//     private keys, URL passwords), with minimum lengths so that ordinary
+//     prose and code are left alone.
+//
+// Matching runs on the decoded text: a string's JSON, backslash and
+// percent escapes are decoded first (view), so no escape hides a
+// credential from hub that a reader of hub's output would decode.
 //
 // Text deltas are redacted as one text: the end of a delta that could be
-// the start of a credential is held back (delta) until the next delta shows
-// whether it is one, or a non-delta event comes (flush), so that a key the
-// agent streams in pieces is never put together by a reader of the deltas.
-// A secrets value is used by one run's emitting goroutine at a time.
+// the start of something to redact is held back (delta) until the next
+// delta shows whether it is, or an event that ends the text comes (flush),
+// so that a credential the agent streams in any number of pieces is never
+// put together by a reader of the deltas, and the deltas put together read
+// as the text redacted whole. What is held is bounded: the end that could
+// begin a 12-byte piece (11 bytes at most), an escape cut short, or a key
+// shape under way (its run up to maxRun bytes, a URL's userinfo, a PEM
+// header); a piece or a key found is sent redacted at once, and the rest
+// of it after (carry). The last ctxKeep bytes sent are kept as context, so
+// that the rest of a credential whose start had to be sent (at a flush,
+// when a text ends) is still redacted.
+//
+// A secrets value is used by one run's emitting goroutine at a time; its
+// zero value redacts key shapes only, and does not hold deltas back.
 type secrets struct {
-	r      *strings.Replacer
-	values []string
-	held   *string // text held back from the deltas so far
+	n  *needles    // the forms of the credential values; nil: none
+	st *deltaState // nil in the zero value
 }
+
+// deltaState is what delta keeps between calls.
+type deltaState struct {
+	buf    []byte // the context (the last ctxLen bytes sent) and then the held text, as the agent wrote them
+	ctxLen int
+	carry  carry // what the text held starts in
+	open   bool  // what was sent ends in a redacted span
+	vw     view  // scratch: the view of the last text scanned
+	viewed bool  // vw is that text's view
+	spans  []span
+}
+
+// minSecret is the shortest credential value redacted: shorter ones are
+// too likely to occur by chance.
+const minSecret = 8
+
+// minMatch is the shortest text that can hold something to redact: a
+// form of a credential is minSecret bytes or more (its base64 too), a key
+// shape or URL password longer.
+const minMatch = minSecret
+
+// ctxKeep is how many of the last bytes sent delta keeps as context.
+const ctxKeep = 64
 
 func newSecrets(env []string) secrets {
-	var pairs, values []string
+	var forms []string
 	seen := map[string]bool{}
+	add := func(v string) {
+		if len(v) < minSecret || seen[v] {
+			return
+		}
+		seen[v] = true
+		for _, f := range secretForms(v) {
+			if !seen[f] || f == v {
+				seen[f] = true
+				forms = append(forms, f)
+			}
+		}
+	}
 	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || len(v) < 8 || seen[v] || !secretName.MatchString(k) {
+		if !ok {
 			continue
 		}
-		// A value with a quote, backslash or control character appears
-		// escaped in the agent's JSON (a tool's input, a notice's data).
-		for _, v := range []string{v, jsonString(v, false), jsonString(v, true)} {
-			if !seen[v] {
-				seen[v] = true
-				pairs = append(pairs, v, "[REDACTED]")
-				values = append(values, v)
-			}
+		if pw := urlPassword(v); pw != "" {
+			add(pw)
+		}
+		if secretName.MatchString(k) && !notSecret(v) {
+			add(v)
 		}
 	}
-	if len(pairs) == 0 {
-		return secrets{}
+	s := secrets{st: &deltaState{}}
+	if len(forms) > 0 {
+		s.n = newNeedles(forms)
 	}
-	return secrets{r: strings.NewReplacer(pairs...), values: values, held: new(string)}
+	return s
 }
 
-// jsonString returns v as it is inside a JSON string, with <, > and &
-// escaped or not.
-func jsonString(v string, html bool) string {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(html)
-	_ = e.Encode(v)
-	return string(bytes.TrimSuffix(b.Bytes()[1:], []byte("\"\n")))
+// notSecret reports whether the value of a variable named like a secret
+// is something else: a number, or the path of a file that exists (a
+// credentials file's name, not its content).
+func notSecret(v string) bool {
+	if strings.Trim(v, "0123456789") == "" {
+		return true
+	}
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~/") || strings.HasPrefix(v, "./") {
+		p := v
+		if strings.HasPrefix(p, "~/") {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return false
+			}
+			p = home + p[1:]
+		}
+		_, err := os.Stat(p)
+		return err == nil
+	}
+	return false
 }
 
-// minFragment is the shortest start or end of a credential value that is
-// redacted on its own (see secrets).
-const minFragment = 12
+// urlPassword returns the password of v when v is a URL with one.
+func urlPassword(v string) string {
+	i := strings.Index(v, "://")
+	if i <= 0 || !strings.Contains(v[i:], "@") {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	pw, _ := u.User.Password()
+	return pw
+}
 
+// secretForms returns the forms of v that secrets redacts (see secrets):
+// v; v decoded as view decodes a text, when that differs; v with the
+// spaces query escaping makes '+' (its %XX escapes are decoded in the
+// view); v in hex; and the parts of v's base64 that do not depend on the
+// bytes around it.
+func secretForms(v string) []string {
+	forms := []string{v}
+	if d := decodeView(v); d != v {
+		forms = append(forms, d)
+	}
+	if strings.Contains(v, " ") {
+		forms = append(forms, strings.ReplaceAll(v, " ", "+"))
+	}
+	h := hex.EncodeToString([]byte(v))
+	forms = append(forms, h, strings.ToUpper(h))
+	for off := range 3 {
+		b := []byte(v[off:])
+		b = b[:len(b)/3*3] // whole groups only: the rest depends on what follows
+		if len(b) == 0 {
+			continue
+		}
+		forms = append(forms, base64.StdEncoding.EncodeToString(b), base64.URLEncoding.EncodeToString(b))
+	}
+	return forms
+}
+
+// spans returns the spans of w to redact, merged, in w's bytes; see scan
+// for from, in, final, pending and end, which are in w's bytes too.
+func (s secrets) spans(w string, from int, in carry, final bool) (spans []span, pending int, end carry) {
+	var vw *view
+	if s.st != nil {
+		vw, spans = &s.st.vw, s.st.spans[:0]
+	}
+	// scan looks back from from a few bytes only (but into a PEM block
+	// under way): escapes before that do not matter.
+	look := max(0, from-2*gram)
+	if in.pem {
+		look = 0
+	}
+	if !hasEscape(w[look:]) {
+		spans, pending, end = scan(s.n, w, from, in, final, spans)
+		spans = normalizeSpans(spans)
+	} else {
+		if vw == nil {
+			vw = new(view)
+		}
+		vw.build(w)
+		v := unsafe.String(unsafe.SliceData(vw.b), len(vw.b))
+		spans, pending, end = scan(s.n, v, vw.at(from), in, final, spans)
+		for i := range spans {
+			spans[i] = span{vw.text(spans[i].start), vw.text(spans[i].end)}
+		}
+		spans = normalizeSpans(spans)
+		pending = vw.text(pending)
+	}
+	if s.st != nil {
+		s.st.spans, s.st.viewed = spans, hasEscape(w[look:])
+	}
+	return spans, pending, end
+}
+
+// str returns v redacted.
 func (s secrets) str(v string) string {
-	if s.r == nil || v == "" {
+	if len(v) < minMatch && (s.n == nil || len(v) < s.n.minLen) {
 		return v
 	}
-	var spans [][2]int // byte ranges of v to redact
-	find := func(anchor string, at func(i int) [2]int) {
-		for i := 0; i+len(anchor) <= len(v); {
-			j := strings.Index(v[i:], anchor)
-			if j < 0 {
-				return
-			}
-			spans = append(spans, at(i+j))
-			i += j + 1
-		}
-	}
-	for _, val := range s.values {
-		head := val[:min(len(val), minFragment)]
-		find(head, func(i int) [2]int { // extend forwards
-			end, k := i+len(head), len(head)
-			for ; k < len(val) && end < len(v) && v[end] == val[k]; k++ {
-				end++
-			}
-			return [2]int{i, end}
-		})
-		if len(val) > minFragment {
-			tail := val[len(val)-minFragment:]
-			find(tail, func(i int) [2]int { // extend backwards
-				start := i
-				for k := len(val) - minFragment; k > 0 && start > 0 && v[start-1] == val[k-1]; k-- {
-					start--
-				}
-				return [2]int{start, i + minFragment}
-			})
-		}
-	}
+	spans, _, _ := s.spans(v, 0, carry{}, true)
 	if len(spans) == 0 {
 		return v
 	}
-	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
 	var out strings.Builder
 	out.Grow(len(v))
-	done := 0 // v[:done] is written
-	for i := 0; i < len(spans); {
-		start, end := spans[i][0], spans[i][1]
-		for i++; i < len(spans) && spans[i][0] < end; i++ { // overlapping: one span
-			end = max(end, spans[i][1])
-		}
-		out.WriteString(v[done:start])
-		out.WriteString("[REDACTED]")
-		done = end
+	done := 0
+	for _, sp := range spans {
+		out.WriteString(v[done:sp.start])
+		out.WriteString(marker)
+		done = sp.end
 	}
 	out.WriteString(v[done:])
 	return out.String()
@@ -147,8 +252,11 @@ func (s secrets) strs(v []string) []string {
 	return out
 }
 
+// raw redacts a JSON value. Matching decodes its escapes, so the spans
+// cover whole escapes; when a span ran across the JSON's own syntax, the
+// decoded strings are redacted instead.
 func (s secrets) raw(v json.RawMessage) json.RawMessage {
-	if s.r == nil || len(v) == 0 {
+	if len(v) == 0 {
 		return v
 	}
 	out := s.str(string(v))
@@ -158,7 +266,6 @@ func (s secrets) raw(v json.RawMessage) json.RawMessage {
 	if json.Valid([]byte(out)) {
 		return json.RawMessage(out)
 	}
-	// The value ran into a JSON escape: redact the decoded strings instead.
 	d := json.NewDecoder(bytes.NewReader(v))
 	d.UseNumber()
 	var x any
@@ -196,9 +303,6 @@ func (s secrets) walk(x any) any {
 // body returns b with every string field redacted. A TextDelta is redacted
 // on its own here; Run's deltas go through delta.
 func (s secrets) body(b events.Body) events.Body {
-	if s.r == nil {
-		return b
-	}
 	switch b := b.(type) {
 	case events.TextDelta:
 		b.Text = s.str(b.Text)
@@ -241,32 +345,94 @@ func (s secrets) body(b events.Body) events.Body {
 
 // delta redacts a text delta of a run as part of all the run's deltas: it
 // returns the text to send now (redacted) and holds back the end that could
-// be the start of a credential.
+// be the start of something to redact.
 func (s secrets) delta(text string) string {
-	if s.r == nil {
-		return text
+	st := s.st
+	if st == nil {
+		return s.str(text)
 	}
-	t := s.r.Replace(*s.held + text)
-	hold := 0
-	for _, v := range s.values {
-		for n := min(len(v)-1, len(t)); n > hold; n-- {
-			if strings.HasSuffix(t, v[:n]) {
-				hold = n
-				break
+	var fresh string // with nothing held, what is sent may be text itself
+	if len(st.buf) == st.ctxLen {
+		fresh = text
+	}
+	st.buf = append(st.buf, text...)
+	return st.send(s, false, fresh)
+}
+
+// flush returns the text the deltas held back, redacted, to send before an
+// event that ends the text ("" when none). What comes after starts anew,
+// but for the context kept.
+func (s secrets) flush() string {
+	st := s.st
+	if st == nil || len(st.buf) == st.ctxLen {
+		return ""
+	}
+	out := st.send(s, true, "")
+	st.carry, st.open = carry{}, false
+	return out
+}
+
+// send sends what it can of the held text: all of it with final. When
+// the held text is fresh (it is all the caller's text), what is sent
+// unchanged is a substring of it rather than a copy.
+func (st *deltaState) send(s secrets, final bool, fresh string) (out string) {
+	w := unsafe.String(unsafe.SliceData(st.buf), len(st.buf))
+	from := st.ctxLen
+	scanned := w
+	if !final {
+		// An escape cut short is held whole: its end may decode into a
+		// credential's byte.
+		scanned = w[:max(tailEscape(w), from)]
+	}
+	spans, pending, end := s.spans(scanned, from, st.carry, final)
+	cut := len(w)
+	if !final {
+		cut = max(pending, from)
+		for _, sp := range spans { // what is redacted can be sent
+			if sp.start <= cut && cut < sp.end {
+				cut = sp.end
 			}
 		}
 	}
-	*s.held = t[len(t)-hold:]
-	return s.str(t[:len(t)-hold])
-}
-
-// flush returns the text the deltas held back, to send before an event that
-// is not a delta ("" when none).
-func (s secrets) flush() string {
-	if s.r == nil || *s.held == "" {
-		return ""
+	var b strings.Builder
+	done := from
+	for _, sp := range spans {
+		if sp.end <= from || sp.start >= cut {
+			continue
+		}
+		start, end := max(sp.start, from), min(sp.end, cut)
+		b.WriteString(w[done:start])
+		if !(start == from && st.open && (sp.start < from || st.carry != carry{})) {
+			b.WriteString(marker) // else it goes on from what was sent
+		}
+		done = end
 	}
-	t := *s.held
-	*s.held = ""
-	return s.str(t)
+	plain := done == from
+	switch {
+	case plain && fresh != "":
+		out = fresh[:cut-from]
+	case plain:
+		out = strings.Clone(w[from:cut])
+	default:
+		b.WriteString(w[done:cut])
+		out = b.String()
+	}
+	if cut > from {
+		st.open = done == cut && !plain
+	}
+	if cut == len(w) {
+		st.carry = end
+	} else {
+		st.carry = carry{}
+	}
+	// Keep the last ctxKeep bytes sent (more when escaped: ctxKeep bytes of
+	// their view), then what is held.
+	keep := max(cut-ctxKeep, 0)
+	if vw := &st.vw; st.viewed && keep > 0 {
+		keep = min(keep, vw.text(max(vw.at(cut)-ctxKeep, 0)))
+	}
+	n := copy(st.buf, st.buf[keep:])
+	st.buf = st.buf[:n]
+	st.ctxLen = cut - keep
+	return out
 }

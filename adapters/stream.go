@@ -75,14 +75,21 @@ func (s *stream) emit(b events.Body) {
 		}
 	}
 	// Text deltas are redacted as one text (see secrets.delta): what they
-	// hold back goes out before the next event of another type.
-	if d, ok := b.(events.TextDelta); ok {
+	// hold back goes out before the next event that ends the text. Notices
+	// and usage can come between two deltas of one text (a stray line, a
+	// usage update): they do not end it, so a credential streamed across
+	// them is held back whole.
+	switch b.(type) {
+	case events.TextDelta:
+		d := b.(events.TextDelta)
 		if d.Text = s.secrets.delta(d.Text); d.Text != "" {
 			s.send(d)
 		}
 		return
+	case events.Notice, events.Usage:
+	default:
+		s.flush()
 	}
-	s.flush()
 	s.send(s.secrets.body(b))
 }
 

@@ -708,7 +708,7 @@ func TestFaults(t *testing.T) {
 			return
 		}
 		for _, f := range fakeagent.Faults() {
-			if !usedFaults[f] && f != "secrets" {
+			if !usedFaults[f] && f != "secrets" && f != "secrets-forms" { // their own tests
 				t.Errorf("fake agent fault %q is never used", f)
 			}
 		}
@@ -925,4 +925,92 @@ func TestFaultSecrets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFaultSecretForms (issue 14, item 6): the credentials of the agent's
+// environment — an API key (OPENAI_API_KEY), a token (GITHUB_PAT) and the
+// password of DATABASE_URL — and a GitHub token no variable holds
+// (fakeagent.KeyShape), written by the agent in every string, with JSON
+// \u escapes inside them, URL-encoded, percent-encoded, in base64 and hex,
+// the answer streamed 3 bytes a delta, and on stderr: for --output jsonl,
+// json and text, no decoding of hub's stdout or stderr holds 12 bytes of
+// any of them in a row — not the bytes, not any JSON string of any line
+// (decoded, and decoded again where it holds JSON), not the text deltas
+// put together, and none of those URL-, base64- or hex-decoded.
+func TestFaultSecretForms(t *testing.T) {
+	t.Parallel()
+	useFault("secrets-forms")
+	const pat, pw = "hubpat-canary-5c1e9f03d7a2", "canarypass-7e41b9d0"
+	env := []string{
+		"OPENAI_API_KEY=" + canary, "GITHUB_PAT=" + pat, "DATABASE_URL=postgres://u:" + pw + "@db.internal/app",
+		fakeagent.EnvCanary + "=OPENAI_API_KEY",
+	}
+	secrets := []string{canary, pat, pw, fakeagent.KeyShape}
+	for _, d := range fakeagent.Dialects() {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			for _, output := range []string{"", "json", "text"} {
+				o := runOpts{env: env, output: output, prompt: "use the key " + canary, args: []string{"--model", "mock/model" + canary}}
+				r := runHub(t, d, "secrets-forms", o)
+				if r.code != 1 || len(r.stdout) == 0 {
+					t.Errorf("--output %q: exit %d, stdout %q, want exit 1 and output", output, r.code, r.stdout)
+				}
+				texts := map[string][]string{"stdout": {string(r.stdout)}, "stderr": {string(r.stderr)}}
+				for _, line := range bytes.Split(r.stdout, []byte("\n")) {
+					texts["stdout JSON string"] = append(texts["stdout JSON string"], jsonStrings(line, 3)...)
+				}
+				if output == "" {
+					checkGolden(t, d, "secrets-forms", r)
+					wantEveryField(t, d, r, "[REDACTED]")
+					texts["text deltas put together"] = []string{r.deltas()}
+					if n := len(r.of("text.delta")); streams[d] && n < 5*len(secrets) {
+						t.Errorf("%d text deltas, want the answer in pieces of 3 bytes", n)
+					}
+					if r.fin.Error == nil || !strings.Contains(r.fin.Error.Message, "[REDACTED]") {
+						t.Errorf("run.finished error = %+v, want stderr's line with the keys redacted", r.fin.Error)
+					}
+				}
+				for where, ts := range texts {
+					for _, text := range ts {
+						for _, secret := range secrets {
+							if dec, ok := adaptertest.Leak(text, secret, 12); ok {
+								i := max(strings.Index(dec, secret[:12]), 0)
+								t.Errorf("--output %q: %s holds 12 bytes of %q once decoded: …%s…", output, where, secret, dec[max(i-200, 0):min(i+200, len(dec))])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// jsonStrings returns every string (object keys too) of the JSON value in
+// line, and, depth times over, those of the strings that are JSON values
+// themselves.
+func jsonStrings(line []byte, depth int) []string {
+	var x any
+	if depth == 0 || json.Unmarshal(line, &x) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case string:
+			out = append(out, x)
+			out = append(out, jsonStrings([]byte(x), depth-1)...)
+		case []any:
+			for _, v := range x {
+				walk(v)
+			}
+		case map[string]any:
+			for k, v := range x {
+				out = append(out, k)
+				walk(v)
+			}
+		}
+	}
+	walk(x)
+	return out
 }

@@ -18,8 +18,11 @@ package fakeagent
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -45,6 +48,10 @@ const (
 	// echoes on every channel (default ANTHROPIC_API_KEY).
 	EnvCanary = "HUB_FAKE_CANARY_VAR"
 )
+
+// KeyShape is a GitHub token that the fault secrets-forms writes and no
+// variable holds: hub must know it by its shape.
+const KeyShape = "ghp_Zq8Xw2Lm5Np7Rt1Vb4Cd6Fg9Hj3Kk0Ys2Ue"
 
 // Separators is the payload of the fault separators: raw U+2028 and U+2029,
 // which JavaScript line readers split records on.
@@ -252,6 +259,8 @@ func q(s string) string {
 	b.WriteByte('"')
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
+		case qEscape[c]:
+			fmt.Fprintf(&b, `\u%04x`, c)
 		case c == '"' || c == '\\':
 			b.WriteByte('\\')
 			b.WriteByte(c)
@@ -271,6 +280,10 @@ func q(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// qEscape are the bytes q writes as \u escapes (the fault secrets-forms
+// sets them), as a writer that escapes more than it must does.
+var qEscape [256]bool
 
 // faults are the fault scripts; each returns the exit status.
 var faults = map[string]func(s *script) int{
@@ -437,6 +450,44 @@ var faults = map[string]func(s *script) int{
 		fmt.Fprintf(os.Stderr, "Error: request failed with key %s\n", key)
 		return 1
 	},
+	// secrets-forms: the values of the variable EnvCanary names, of
+	// GITHUB_PAT and the password of DATABASE_URL (the credentials of the
+	// agent's environment), and KeyShape, in every string the agent
+	// reports, each in several forms: as it is, URL-encoded, every byte
+	// percent-encoded, base64 at two alignments and both alphabets, hex;
+	// the first bytes of each are written as JSON \u escapes wherever they
+	// occur in a JSON string; the answer streams in deltas of 3 bytes.
+	// Then the same on stderr, and exit 1 without a terminal event.
+	"secrets-forms": func(s *script) int {
+		key := os.Getenv(cmpOr(os.Getenv(EnvCanary), "ANTHROPIC_API_KEY"))
+		pat := os.Getenv("GITHUB_PAT")
+		var pw string
+		if u, err := url.Parse(os.Getenv("DATABASE_URL")); err == nil && u.User != nil {
+			pw, _ = u.User.Password()
+		}
+		if key == "" || pat == "" || pw == "" {
+			fmt.Fprintln(os.Stderr, "fake agent: no canaries in the environment")
+			return 98
+		}
+		var pct strings.Builder
+		for i := 0; i < len(pat); i++ {
+			fmt.Fprintf(&pct, "%%%02x", pat[i])
+		}
+		forms := strings.Join([]string{
+			"plain", key, pat, pw, KeyShape,
+			"url", url.QueryEscape(key), url.PathEscape(pw),
+			"pct", pct.String(),
+			"b64", base64.StdEncoding.EncodeToString([]byte("x" + key)),
+			"b64url", base64.RawURLEncoding.EncodeToString([]byte("xy" + pat)),
+			"hex", hex.EncodeToString([]byte(pw)), strings.ToUpper(hex.EncodeToString([]byte(key))),
+		}, " ")
+		for _, v := range []string{key, pat, pw, KeyShape} {
+			qEscape[v[0]], qEscape[v[1]] = true, true
+		}
+		s.everyFieldIn(forms, 3)
+		fmt.Fprintf(os.Stderr, "Error: request failed: %s\n", forms)
+		return 1
+	},
 	// linger: a successful run, then the agent never exits.
 	"linger": func(s *script) int {
 		s.write(s.okLines()...)
@@ -537,7 +588,11 @@ func hang() { time.Sleep(time.Hour) }
 // field the dialect has (session id, model, tool name, call id, input,
 // output, reasoning, answer split across deltas inside p), in a non-JSON
 // banner line and in an unknown event; the caller writes how it ends.
-func (s *script) everyField(p string) {
+func (s *script) everyField(p string) { s.everyFieldIn(p, 0) }
+
+// everyFieldIn is everyField with the answer streamed in deltas of piece
+// bytes (0: in two halves, split inside p).
+func (s *script) everyFieldIn(p string, piece int) {
 	s.v.session += p
 	s.v.model += p
 	s.v.tool += p
@@ -551,6 +606,13 @@ func (s *script) everyField(p string) {
 		half--
 	}
 	s.v.deltas = []string{s.v.answer[:half], s.v.answer[half:]}
+	if piece > 0 {
+		s.v.deltas = nil
+		for a := s.v.answer; a != ""; {
+			n := min(piece, len(a))
+			s.v.deltas, a = append(s.v.deltas, a[:n]), a[n:]
+		}
+	}
 	s.write("banner " + p)
 	s.write(s.d.begin(s)...)
 	s.write(`{"type":"future_event` + strings.Trim(q(p), `"`) + `","detail":` + q(p) + `}`)
