@@ -162,7 +162,9 @@ type reaped struct {
 	ws  syscall.WaitStatus
 }
 
-func (g *guard) run(ctl *os.File, parentGone <-chan struct{}) int {
+// readControl delivers the control pipe's bytes, and closes the channel at
+// its end.
+func readControl(ctl *os.File) <-chan byte {
 	cmds := make(chan byte, 4)
 	go func() {
 		b := make([]byte, 1)
@@ -174,6 +176,13 @@ func (g *guard) run(ctl *os.File, parentGone <-chan struct{}) int {
 			cmds <- b[0]
 		}
 	}()
+	return cmds
+}
+
+// reapChildren waits for every child of the guard (its own and the orphans
+// re-parented to it) and delivers each; it closes the channel when wait4
+// fails with ECHILD: no child, so no descendant, is left.
+func reapChildren() <-chan reaped {
 	waits := make(chan reaped, 16)
 	go func() {
 		for {
@@ -182,13 +191,21 @@ func (g *guard) run(ctl *os.File, parentGone <-chan struct{}) int {
 			if err == syscall.EINTR {
 				continue
 			}
-			if err != nil { // ECHILD: no child, so no descendant, is left
+			if err != nil {
 				close(waits)
 				return
 			}
 			waits <- reaped{pid, ws}
 		}
 	}()
+	return waits
+}
+
+// run is the guard's life after the agent started: it carries out stops and
+// reports the agent's exit until no descendant is left (exit status 0), or
+// gives up on processes it cannot kill (1).
+func (g *guard) run(ctl *os.File, parentGone <-chan struct{}) int {
+	cmds, waits := readControl(ctl), reapChildren()
 	var (
 		stopping bool
 		killing  bool

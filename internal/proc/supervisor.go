@@ -161,22 +161,7 @@ func Launch(spec Spec) (*Supervisor, error) {
 		closeAll()
 		return nil, err
 	}
-	cmd := exec.Command(guardExe)
-	cmd.Args = append([]string{guardArg0, path}, spec.Args...)
-	cmd.Dir = spec.Dir
-	cmd.Env = append(append([]string(nil), spec.Env...), guardEnv+"="+strconv.FormatInt(int64(max(spec.Grace, 0)), 10))
-	if spec.Stdin != nil {
-		cmd.Stdin = bytes.NewReader(spec.Stdin)
-	}
-	// The guard's own stdout and stderr are /dev/null: the init functions of
-	// this program's packages run in it too, and what they print must not
-	// reach the agent's streams. The agent's are fds 5 and 6.
-	cmd.ExtraFiles = []*os.File{ctlR, statusW, stdoutW, stderrW} // ctlFD, statusFD, outFD, errFD
-	// WaitDelay bounds only the stdin copy when Stdin is set.
-	cmd.WaitDelay = PipeDrain
-	// Its own process group: a Ctrl-C at the terminal reaches hub, which
-	// decides; the guard's fate is the control pipe's.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd := guardCommand(spec, path, []*os.File{ctlR, statusW, stdoutW, stderrW})
 	if err := guards.start(cmd); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("%w: starting %s: %w", ErrGuard, guardExe, err)
@@ -205,24 +190,7 @@ func Launch(spec Spec) (*Supervisor, error) {
 	kind, fields, _ := s.readStatus()
 	_ = statusR.SetReadDeadline(time.Time{})
 	if kind != 'P' || len(fields) != 1 {
-		// Not started: the guard has exited, or is about to, or does not
-		// answer (then it is killed).
-		if kind != 'E' {
-			s.takeOver()
-		}
-		ctlW.Close()
-		s.stdout.agentExited()
-		s.stderr.agentExited()
-		_ = cmd.Wait()
-		guards.remove(cmd.Process.Pid)
-		s.done.Wait()
-		s.stdout.f.Close()
-		s.stderr.f.Close()
-		statusR.Close()
-		if kind == 'E' && len(fields) == 1 {
-			return nil, &fs.PathError{Op: "fork/exec", Path: path, Err: syscall.Errno(fields[0])}
-		}
-		return nil, fmt.Errorf("%w to start %s: %s", ErrGuard, path, cmpOr(strings.TrimSpace(s.tail.String()), "no report within "+guardStartWait.String()))
+		return nil, s.notStarted(path, kind, fields, statusR)
 	}
 	s.pid = int(fields[0])
 	if fd, err := unix.PidfdOpen(s.pid, 0); err == nil {
@@ -230,6 +198,51 @@ func Launch(spec Spec) (*Supervisor, error) {
 	}
 	go s.follow(statusR)
 	return s, nil
+}
+
+// guardCommand is the guard's command for spec (path resolved), with extra
+// (the control pipe's read end, the status pipe's write end, the agent's
+// stdout and stderr) as fds 3 to 6.
+func guardCommand(spec Spec, path string, extra []*os.File) *exec.Cmd {
+	cmd := exec.Command(guardExe)
+	cmd.Args = append([]string{guardArg0, path}, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(append([]string(nil), spec.Env...), guardEnv+"="+strconv.FormatInt(int64(max(spec.Grace, 0)), 10))
+	if spec.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	}
+	// The guard's own stdout and stderr are /dev/null: the init functions of
+	// this program's packages run in it too, and what they print must not
+	// reach the agent's streams.
+	cmd.ExtraFiles = extra // ctlFD, statusFD, outFD, errFD
+	// WaitDelay bounds only the stdin copy when Stdin is set.
+	cmd.WaitDelay = PipeDrain
+	// Its own process group: a Ctrl-C at the terminal reaches hub, which
+	// decides; the guard's fate is the control pipe's.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+// notStarted cleans up after a guard whose first report (kind, fields) is
+// not that the process started: the guard has exited, or is about to, or
+// does not answer (then it is killed). It returns Launch's error.
+func (s *Supervisor) notStarted(path string, kind byte, fields []int64, statusR *os.File) error {
+	if kind != 'E' {
+		s.takeOver()
+	}
+	s.ctl.Close()
+	s.stdout.agentExited()
+	s.stderr.agentExited()
+	_ = s.cmd.Wait()
+	guards.remove(s.cmd.Process.Pid)
+	s.done.Wait()
+	s.stdout.f.Close()
+	s.stderr.f.Close()
+	statusR.Close()
+	if kind == 'E' && len(fields) == 1 {
+		return &fs.PathError{Op: "fork/exec", Path: path, Err: syscall.Errno(fields[0])}
+	}
+	return fmt.Errorf("%w to start %s: %s", ErrGuard, path, cmpOr(strings.TrimSpace(s.tail.String()), "no report within "+guardStartWait.String()))
 }
 
 // readStatus reads one line of the guard's status pipe; kind is 0 at its
