@@ -595,10 +595,21 @@ func userinfo(v string, i int, final bool) (sp span, ok, partial bool) {
 		return span{}, false, false
 	}
 	c := strings.IndexByte(v[u:at], ':')
-	if c < 0 || u+c+1 == at {
+	if c < 0 || u+c+1 == at || placeholder(v[u+c+1:at]) {
 		return span{}, false, false
 	}
 	return span{u + c + 1, at}, true, false
+}
+
+// placeholder reports whether a URL's password is a stand-in in code or
+// docs, not a password: a format verb (%s), a template (${PASS}, {pass},
+// <password>, $PASS), or stars.
+func placeholder(pw string) bool {
+	switch {
+	case pw[0] == '%' && len(pw) <= 3, pw[0] == '$', pw[0] == '{', pw[0] == '<':
+		return true
+	}
+	return strings.Trim(pw, "*") == ""
 }
 
 // unescape decodes the escape at the start of s — a run of backslashes

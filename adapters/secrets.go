@@ -56,6 +56,9 @@ import (
 type secrets struct {
 	n  *needles    // the forms of the credential values; nil: none
 	st *deltaState // nil in the zero value
+	// notes is the text of the notices' messages (stray lines, stderr), a
+	// text of its own: a notice between two deltas is not part of theirs.
+	notes *deltaState
 }
 
 // deltaState is what delta keeps between calls.
@@ -67,6 +70,8 @@ type deltaState struct {
 	vw     view  // scratch: the view of the last text scanned
 	viewed bool  // vw is that text's view
 	spans  []span
+	// The last whole text redacted by text, and what it became.
+	lastIn, lastOut string
 }
 
 // minSecret is the shortest credential value redacted: shorter ones are
@@ -108,7 +113,7 @@ func newSecrets(env []string) secrets {
 			add(v)
 		}
 	}
-	s := secrets{st: &deltaState{}}
+	s := secrets{st: &deltaState{}, notes: &deltaState{}}
 	if len(forms) > 0 {
 		s.n = newNeedles(forms)
 	}
@@ -308,10 +313,10 @@ func (s secrets) body(b events.Body) events.Body {
 		b.Text = s.str(b.Text)
 		return b
 	case events.Message:
-		b.Text = s.str(b.Text)
+		b.Text = s.text(b.Text)
 		return b
 	case events.Reasoning:
-		b.Text = s.str(b.Text)
+		b.Text = s.text(b.Text)
 		return b
 	case events.SessionStarted:
 		b.SessionID, b.Model, b.Tools = s.str(b.SessionID), s.ptr(b.Model), s.strs(b.Tools)
@@ -320,22 +325,27 @@ func (s secrets) body(b events.Body) events.Body {
 		b.CallID, b.Name, b.Input = s.str(b.CallID), s.str(b.Name), s.raw(b.Input)
 		return b
 	case events.ToolFinished:
-		b.CallID, b.Name, b.Output = s.str(b.CallID), s.str(b.Name), s.str(b.Output)
+		b.CallID, b.Name = s.str(b.CallID), s.str(b.Name)
+		if b.Truncated {
+			b.Output = s.cutText(b.Output)
+		} else {
+			b.Output = s.str(b.Output)
+		}
 		return b
 	case events.Usage:
 		b.Model = s.ptr(b.Model)
 		return b
 	case events.Notice:
-		b.Message, b.Data = s.str(b.Message), s.raw(b.Data)
+		b.Message, b.Data = s.textOf(s.notes, b.Message), s.raw(b.Data)
 		return b
 	case events.RunStarted:
 		b.Argv, b.Cwd, b.AgentVersion = s.strs(b.Argv), s.str(b.Cwd), s.ptr(b.AgentVersion)
 		return b
 	case events.RunFinished:
-		b.Text, b.SessionID = s.str(b.Text), s.ptr(b.SessionID)
+		b.Text, b.SessionID = s.answer(b.Text), s.ptr(b.SessionID)
 		if b.Error != nil {
 			e := *b.Error
-			e.Message, e.Hint = s.str(e.Message), s.str(e.Hint)
+			e.Message, e.Hint = s.joined(e.Message), s.str(e.Hint)
 			b.Error = &e
 		}
 		return b
@@ -357,6 +367,95 @@ func (s secrets) delta(text string) string {
 	}
 	st.buf = append(st.buf, text...)
 	return st.send(s, false, fresh)
+}
+
+// text redacts v, the text of a whole event (a message, a notice's line),
+// as the continuation of the text the run sent before it, deltas or other
+// whole texts: a credential split between two messages, or two stray
+// lines, is redacted in the second (all but a start too short to match,
+// see minMatch). v itself is never held back. While deltas are held (a
+// notice between two deltas), v is redacted on its own.
+func (s secrets) text(v string) string { return s.textOf(s.st, v) }
+
+// textOf is text in the text st: the deltas' and messages', or the
+// notices'.
+func (s secrets) textOf(st *deltaState, v string) string {
+	if st == nil || len(st.buf) != st.ctxLen {
+		return s.str(v)
+	}
+	st.buf = append(st.buf, v...)
+	out := st.send(s, true, v)
+	st.carry, st.open = carry{}, false
+	st.lastIn, st.lastOut = v, out
+	return out
+}
+
+// lineJoin is how error messages join the lines of an agent's stderr
+// (normalize.JoinLines).
+const lineJoin = " | "
+
+// joined redacts v, an error message that may join stderr lines with
+// lineJoin, as if the lines were one text: a credential split across two
+// lines is redacted in each piece.
+func (s secrets) joined(v string) string {
+	if !strings.Contains(v, lineJoin) {
+		return s.str(v)
+	}
+	parts := strings.Split(v, lineJoin)
+	c := strings.Join(parts, "")
+	spans, _, _ := s.spans(c, 0, carry{}, true)
+	if len(spans) == 0 {
+		return v
+	}
+	out := make([]string, len(parts))
+	off := 0
+	for i, p := range parts {
+		lo, hi := off, off+len(p)
+		var b strings.Builder
+		done := lo
+		for _, sp := range spans {
+			if st, en := max(sp.start, lo), min(sp.end, hi); st < en {
+				b.WriteString(c[done:st])
+				b.WriteString(marker)
+				done = en
+			}
+		}
+		b.WriteString(c[done:hi])
+		out[i], off = b.String(), hi
+	}
+	return strings.Join(out, lineJoin)
+}
+
+// cutText redacts v, a text hub cut short (a tool output over its cap):
+// its end may be the start of a credential, too short to match by itself,
+// so an end that could still become one is redacted too.
+func (s secrets) cutText(v string) string {
+	spans, pending, _ := s.spans(v, 0, carry{}, false)
+	if pending < len(v) {
+		spans = normalizeSpans(append(spans, span{pending, len(v)}))
+	}
+	if len(spans) == 0 {
+		return v
+	}
+	var out strings.Builder
+	done := 0
+	for _, sp := range spans {
+		out.WriteString(v[done:sp.start])
+		out.WriteString(marker)
+		done = sp.end
+	}
+	out.WriteString(v[done:])
+	return out.String()
+}
+
+// answer redacts the run's final text as it was redacted when it went out
+// as a message (see text), so that the answer and that message agree; any
+// other text on its own.
+func (s secrets) answer(v string) string {
+	if st := s.st; st != nil && v == st.lastIn && v != "" {
+		return st.lastOut
+	}
+	return s.str(v)
 }
 
 // flush returns the text the deltas held back, redacted, to send before an

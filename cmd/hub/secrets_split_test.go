@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// Breaker2 reproductions: credential pieces that reach hub's output in the
-// clear. Each case sets FOO_TOKEN (named like a token, 17 bytes) and has an
+// A second breaker's reproductions (each failed before its fix): credential
+// pieces that reached hub's output in the clear. Each case sets FOO_TOKEN (named like a token, 17 bytes) and has an
 // opencode-shaped fake agent write it in two pieces, or cut by hub itself.
 const b2Secret = "fooTokCanary42val"
 
@@ -71,5 +71,18 @@ echo '{"type":"text","sessionID":"ses_h","part":{"type":"text","text":"fmt.Sprin
 echo '{"type":"step_finish","sessionID":"ses_h","part":{"reason":"stop","tokens":{"input":3,"output":4,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}'`)
 	if !strings.Contains(stdout, `%s://%s:%s@%s`) {
 		t.Errorf("ordinary code mangled: %s", stdout)
+	}
+}
+
+// Two lines of stdout that are not JSON, each with one part of the secret:
+// they become two non_json_output notices, redacted as one text.
+func TestBreaker2SecretSplitOverStrayLines(t *testing.T) {
+	_, stdout, _ := b2Run(t, `echo 'log fooTokCan'
+echo 'ary42val end'
+echo '{"type":"step_start","sessionID":"ses_h","part":{}}'
+echo '{"type":"text","sessionID":"ses_h","part":{"type":"text","text":"ok"}}'
+echo '{"type":"step_finish","sessionID":"ses_h","part":{"reason":"stop","tokens":{"input":3,"output":4,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}'`)
+	if f := b2Pieces(stdout, "fooTokCan", "ary42val"); len(f) == 2 {
+		t.Errorf("both halves of the secret are in the notices: %q", f)
 	}
 }
