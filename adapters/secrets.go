@@ -223,6 +223,12 @@ func (s secrets) str(v string) string {
 		return v
 	}
 	spans, _, _ := s.spans(v, 0, carry{}, true)
+	return redactSpans(v, spans)
+}
+
+// redactSpans returns v with each of spans (sorted, disjoint) replaced by
+// marker; v itself when there are none.
+func redactSpans(v string, spans []span) string {
 	if len(spans) == 0 {
 		return v
 	}
@@ -434,18 +440,7 @@ func (s secrets) cutText(v string) string {
 	if pending < len(v) {
 		spans = normalizeSpans(append(spans, span{pending, len(v)}))
 	}
-	if len(spans) == 0 {
-		return v
-	}
-	var out strings.Builder
-	done := 0
-	for _, sp := range spans {
-		out.WriteString(v[done:sp.start])
-		out.WriteString(marker)
-		done = sp.end
-	}
-	out.WriteString(v[done:])
-	return out.String()
+	return redactSpans(v, spans)
 }
 
 // answer redacts the run's final text as it was redacted when it went out
