@@ -12,86 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubcli/hub/adapters/adaptertest/leakcheck"
 	"github.com/hubcli/hub/events"
 )
 
-// decodings returns s and what a reader could decode it into: its JSON,
-// backslash and percent escapes decoded (once, and until nothing changes),
-// query unescaping, and every run of base64 (both alphabets, each
-// alignment) and hex in those.
-func decodings(s string) []string {
-	texts := []string{s}
-	for d := s; ; {
-		n := decodeView(d)
-		if n == d {
-			break
-		}
-		texts, d = append(texts, n), n
-	}
-	if q, err := url.QueryUnescape(s); err == nil {
-		texts = append(texts, q)
-	}
-	var js string
-	if json.Unmarshal([]byte(`"`+s+`"`), &js) == nil {
-		texts = append(texts, js)
-	}
-	out := append([]string(nil), texts...)
-	for _, t := range texts {
-		out = append(out, runsDecoded(t)...)
-	}
-	return out
-}
-
-func runsDecoded(t string) []string {
-	var out []string
-	isB64 := func(c byte) bool {
-		return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("+/-_", c) >= 0
-	}
-	for i := 0; i < len(t); {
-		if !isB64(t[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(t) && isB64(t[j]) {
-			j++
-		}
-		run := t[i:j]
-		i = j
-		if len(run) < 8 {
-			continue
-		}
-		for off := range 4 {
-			r := run[off:]
-			r = r[:len(r)/4*4]
-			for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-				if b, err := enc.DecodeString(strings.TrimRight(r, "=")); err == nil {
-					out = append(out, string(b))
-				}
-			}
-		}
-		for off := range 2 {
-			r := run[off:]
-			if b, err := hex.DecodeString(r[:len(r)/2*2]); err == nil {
-				out = append(out, string(b))
-			}
-		}
-	}
-	return out
-}
-
 // leak reports a piece of secret (gram bytes of it, or all of a shorter
-// one) in any decoding of out.
+// one) in any decoding of out (leakcheck, which shares no code with the
+// redaction).
 func leak(out, secret string) (string, bool) {
-	piece := min(gram, len(secret))
-	for _, d := range decodings(out) {
-		for i := 0; i+piece <= len(secret); i++ {
-			if strings.Contains(d, secret[i:i+piece]) {
-				return d, true
-			}
-		}
-	}
-	return "", false
+	return leakcheck.Leak(out, secret, min(gram, len(secret)))
 }
 
 // encodings returns texts that carry secret in the forms an agent may

@@ -32,6 +32,7 @@ import (
 
 	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/adapters/adaptertest/fakeagent"
+	"github.com/hubcli/hub/adapters/adaptertest/leakcheck"
 	"github.com/hubcli/hub/internal/proc"
 )
 
@@ -973,7 +974,7 @@ func TestFaultSecretForms(t *testing.T) {
 				for where, ts := range texts {
 					for _, text := range ts {
 						for _, secret := range secrets {
-							if dec, ok := adaptertest.Leak(text, secret, 12); ok {
+							if dec, ok := leakcheck.Leak(text, secret, 12); ok {
 								i := max(strings.Index(dec, secret[:12]), 0)
 								t.Errorf("--output %q: %s holds 12 bytes of %q once decoded: …%s…", output, where, secret, dec[max(i-200, 0):min(i+200, len(dec))])
 							}

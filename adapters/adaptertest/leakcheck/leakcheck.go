@@ -1,4 +1,8 @@
-package adaptertest
+// Package leakcheck looks for a credential in hub's output in every form a
+// reader could decode it into. It decodes on its own, sharing no code with
+// the redaction it checks, and imports nothing of hub's, so that tests in
+// package adapters can use it too.
+package leakcheck
 
 import (
 	"encoding/base64"
