@@ -50,7 +50,7 @@ func parseChat(body []byte) (call, error) {
 			c.toolResults++
 		}
 	}
-	c.scenario = chooseScenario(user, system)
+	c.scenario, c.afterMarker = chooseScenario(user, system)
 	if len(user) > 0 {
 		c.userText, c.lastUserText = user[0], user[len(user)-1]
 	}

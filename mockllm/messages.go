@@ -66,7 +66,7 @@ func parseMessages(body []byte) (call, error) {
 			system = append(system, text)
 		}
 	}
-	c.scenario = chooseScenario(user, system)
+	c.scenario, c.afterMarker = chooseScenario(user, system)
 	if len(user) > 0 {
 		c.userText, c.lastUserText = user[0], user[len(user)-1]
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -46,8 +47,8 @@ func messagesBody(t *testing.T, text string, stream bool, tools map[string]strin
 		)
 	}
 	var ts []any
-	for name, schema := range tools {
-		ts = append(ts, map[string]any{"name": name, "description": "a tool", "input_schema": json.RawMessage(schema)})
+	for _, name := range slices.Sorted(maps.Keys(tools)) { // in a fixed order, for MOCK_LISTTOOLS
+		ts = append(ts, map[string]any{"name": name, "description": "a tool", "input_schema": json.RawMessage(tools[name])})
 	}
 	b, err := json.Marshal(map[string]any{
 		"model": "claude-mock", "max_tokens": 32000, "stream": stream, "messages": messages, "tools": ts,
@@ -240,6 +241,7 @@ func TestMessagesScenarios(t *testing.T) {
 		want     msgStream
 		errType  string
 		errMsg   string
+		args     string // after the marker in the prompt
 	}{
 		{scenario: mockllm.Text, status: 200, want: msgStream{shape: textShape, model: "claude-mock", text: mockllm.TextAnswer, pieces: 5,
 			stop: "end_turn", start: msgNormalStart, end: msgNormalEnd}},
@@ -259,6 +261,10 @@ func TestMessagesScenarios(t *testing.T) {
 		{scenario: mockllm.Hang, status: 0},
 		{scenario: mockllm.Stall, status: 200, want: msgStream{shape: stallShape, model: "claude-mock", text: "Hello from", pieces: mockllm.StallDeltas,
 			start: msgNormalStart}},
+		{scenario: mockllm.Call, status: 200, args: ` read {"file_path":"/x"}`, want: msgStream{shape: textShape, model: "claude-mock", toolID: mockllm.ToolCallID,
+			toolName: "Read", args: `{"file_path":"/x"}`, pieces: 3, stop: "tool_use", start: msgNormalStart, end: msgNormalEnd}},
+		{scenario: mockllm.ListTools, status: 200, want: msgStream{shape: textShape, model: "claude-mock", text: "TOOLS: [Bash,Read]", pieces: 2,
+			stop: "end_turn", start: msgNormalStart, end: msgNormalEnd}},
 	}
 	var covered []mockllm.Scenario
 	for _, tt := range tests {
@@ -268,7 +274,7 @@ func TestMessagesScenarios(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
 			defer cancel()
 			req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/v1/messages?beta=true",
-				bytes.NewReader(messagesBody(t, "do it "+string(tt.scenario), true, claudeTools, nil)))
+				bytes.NewReader(messagesBody(t, "do it "+string(tt.scenario)+tt.args, true, claudeTools, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}

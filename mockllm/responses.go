@@ -78,13 +78,13 @@ func parseResponses(body []byte) (call, error) {
 			}
 		}
 	}
-	c.scenario = chooseScenario(user, system)
+	c.scenario, c.afterMarker = chooseScenario(user, system)
 	if len(user) > 0 {
 		c.userText, c.lastUserText = user[0], user[len(user)-1]
 	}
 	for _, t := range req.Tools {
 		if t.Name != "" {
-			c.tools = append(c.tools, tool{name: t.Name, schema: t.Parameters})
+			c.tools = append(c.tools, tool{name: t.Name, schema: t.Parameters, custom: t.Type == "custom"})
 		}
 	}
 	return c, nil
@@ -124,6 +124,7 @@ type (
 		Delta          *string            `json:"delta,omitempty"`
 		Text           *string            `json:"text,omitempty"`
 		Arguments      *string            `json:"arguments,omitempty"`
+		Input          *string            `json:"input,omitempty"` // custom_tool_call_input.done
 	}
 	responsesResponse struct {
 		ID        string                `json:"id"`
@@ -149,6 +150,7 @@ type (
 		CallID    string          `json:"call_id,omitempty"`
 		Name      string          `json:"name,omitempty"`
 		Arguments *string         `json:"arguments,omitempty"`
+		Input     *string         `json:"input,omitempty"` // custom_tool_call
 	}
 	responsesPart struct {
 		Type        string   `json:"type"`
@@ -177,13 +179,18 @@ func responsesUsage(u usage) *responsesUsageObject {
 }
 
 // responsesOutput is the whole output of a successful reply: a reasoning
-// item, then the message or the function call.
+// item, then the message, the function call or the custom tool's call
+// ({"type":"custom_tool_call","call_id":…,"name":…,"input":"<raw text>"}).
 func responsesOutput(id string, r reply) []responsesOutItem {
 	reasoning := responsesOutItem{ID: "rs_" + id, Type: "reasoning",
 		Summary: []responsesPart{{Type: "summary_text", Text: ReasoningSummary}}}
 	if r.kind == replyTool {
 		tc := r.toolCall
 		args := strings.Join(tc.arguments, "")
+		if tc.custom {
+			return []responsesOutItem{reasoning, {ID: "ctc_" + id, Type: "custom_tool_call", Status: "completed",
+				CallID: tc.id, Name: tc.name, Input: &args}}
+		}
 		return []responsesOutItem{reasoning, {ID: "fc_" + id, Type: "function_call", Status: "completed",
 			CallID: tc.id, Name: tc.name, Arguments: &args}}
 	}
@@ -247,17 +254,8 @@ func writeResponses(ctx context.Context, w http.ResponseWriter, p *pacer, id int
 				return
 			}
 			continue
-		case "function_call":
-			added.Status, added.Arguments = "in_progress", ptr("")
-			if !send(responsesEvent{Type: "response.output_item.added", OutputIndex: index, Item: &added}) {
-				return
-			}
-			for _, piece := range r.toolCall.arguments {
-				if !send(responsesEvent{Type: "response.function_call_arguments.delta", OutputIndex: index, ItemID: item.ID, Delta: ptr(piece)}) {
-					return
-				}
-			}
-			if !send(responsesEvent{Type: "response.function_call_arguments.done", OutputIndex: index, ItemID: item.ID, Arguments: item.Arguments}) {
+		case "function_call", "custom_tool_call":
+			if !sendCall(send, index, item, r.toolCall.arguments) {
 				return
 			}
 		case "message":
@@ -294,6 +292,37 @@ func writeResponses(ctx context.Context, w http.ResponseWriter, p *pacer, id int
 	done := resp
 	done.Status, done.Output, done.Usage = "completed", out, responsesUsage(r.usage)
 	send(responsesEvent{Type: "response.completed", Response: &done})
+}
+
+// sendCall streams a call item up to its output_item.done: the item added
+// with status in_progress and empty arguments (input), its arguments in
+// pieces, and whole. A function_call's are function_call_arguments.delta
+// {delta} and .done {arguments}; a custom_tool_call's,
+// custom_tool_call_input.delta {delta} and .done {input}, which Codex reads
+// (codex-rs/codex-api/src/sse/responses.rs). It reports false once send
+// has.
+func sendCall(send func(responsesEvent) bool, index *int, item responsesOutItem, pieces []string) bool {
+	added := item
+	added.Status = "in_progress"
+	delta := "response.function_call_arguments.delta"
+	done := responsesEvent{Type: "response.function_call_arguments.done", Arguments: item.Arguments}
+	if item.Type == "custom_tool_call" {
+		added.Input = ptr("")
+		delta = "response.custom_tool_call_input.delta"
+		done = responsesEvent{Type: "response.custom_tool_call_input.done", Input: item.Input}
+	} else {
+		added.Arguments = ptr("")
+	}
+	if !send(responsesEvent{Type: "response.output_item.added", OutputIndex: index, Item: &added}) {
+		return false
+	}
+	for _, piece := range pieces {
+		if !send(responsesEvent{Type: delta, OutputIndex: index, ItemID: item.ID, Delta: ptr(piece)}) {
+			return false
+		}
+	}
+	done.OutputIndex, done.ItemID = index, item.ID
+	return send(done)
 }
 
 // writeResponse answers a call with stream false: one response object.

@@ -88,6 +88,7 @@ type respItem struct {
 	CallID    string      `json:"call_id"`
 	Name      string      `json:"name"`
 	Arguments *string     `json:"arguments"`
+	Input     *string     `json:"input"` // custom_tool_call
 }
 
 type respUsage struct {
@@ -130,6 +131,7 @@ type respEvent struct {
 	Delta          *string       `json:"delta"`
 	Text           *string       `json:"text"`
 	Arguments      *string       `json:"arguments"`
+	Input          *string       `json:"input"` // custom_tool_call_input.done
 }
 
 // respStream is what a streamed Responses answer added up to.
@@ -140,7 +142,7 @@ type respStream struct {
 	model              string
 	reasoning          string // the reasoning item's summary
 	text               string // the output_text deltas joined
-	callID, name, args string // of the function call; args are its deltas joined
+	callID, name, args string // of the function or custom tool call; args are its deltas joined
 	status             string // of the response in the last event
 	output             string // the types of response.completed's output items
 	usage              [4]int // of response.completed
@@ -150,7 +152,7 @@ type respStream struct {
 // respCounts counts what varies with how the server splits its answer.
 type respCounts struct {
 	events int
-	pieces int // output_text and function_call_arguments deltas
+	pieces int // output_text, function_call_arguments and custom_tool_call_input deltas
 }
 
 const (
@@ -282,6 +284,10 @@ func (rr *respReader) step(e respEvent) {
 			if it.Status != "in_progress" || it.Arguments == nil || *it.Arguments != "" || it.CallID == "" || it.Name == "" {
 				t.Errorf("%s function_call = %+v, want in_progress with call_id, name and empty arguments", e.Type, it)
 			}
+		case "custom_tool_call":
+			if it.Status != "in_progress" || it.Input == nil || *it.Input != "" || it.Arguments != nil || it.CallID == "" || it.Name == "" {
+				t.Errorf("%s custom_tool_call = %+v, want in_progress with call_id, name, empty input and no arguments", e.Type, it)
+			}
 		default:
 			t.Errorf("%s item type = %q", e.Type, it.Type)
 		}
@@ -304,6 +310,12 @@ func (rr *respReader) step(e respEvent) {
 			if it.Status != "completed" || it.Arguments == nil || *it.Arguments != rr.itemArgs ||
 				it.CallID != rr.open.CallID || it.Name != rr.open.Name {
 				t.Errorf("%s function_call = %+v, want completed %s %s with arguments %q", e.Type, it, rr.open.CallID, rr.open.Name, rr.itemArgs)
+			}
+			rr.st.callID, rr.st.name = it.CallID, it.Name
+		case "custom_tool_call":
+			if it.Status != "completed" || it.Input == nil || *it.Input != rr.itemArgs ||
+				it.CallID != rr.open.CallID || it.Name != rr.open.Name {
+				t.Errorf("%s custom_tool_call = %+v, want completed %s %s with input %q", e.Type, it, rr.open.CallID, rr.open.Name, rr.itemArgs)
 			}
 			rr.st.callID, rr.st.name = it.CallID, it.Name
 		}
@@ -342,6 +354,19 @@ func (rr *respReader) step(e respEvent) {
 		rr.inOpen(e, "function_call", false)
 		if e.Arguments == nil || *e.Arguments != rr.itemArgs {
 			t.Errorf("%s arguments = %s, want %q", e.Type, strString(e.Arguments), rr.itemArgs)
+		}
+	case "response.custom_tool_call_input.delta":
+		rr.inOpen(e, "custom_tool_call", false)
+		if e.Delta == nil {
+			t.Fatalf("%s without a delta", e.Type)
+		}
+		rr.itemArgs += *e.Delta
+		rr.st.args += *e.Delta
+		rr.counts.pieces++
+	case "response.custom_tool_call_input.done":
+		rr.inOpen(e, "custom_tool_call", false)
+		if e.Input == nil || *e.Input != rr.itemArgs {
+			t.Errorf("%s input = %s, want %q", e.Type, strString(e.Input), rr.itemArgs)
 		}
 	case "response.completed":
 		resp := rr.response(e, "completed")
@@ -609,6 +634,7 @@ func TestResponsesScenarios(t *testing.T) {
 		code     string     // of an error body, as JSON
 		after    string     // retry-after
 		afterMS  string     // retry-after-ms
+		args     string     // after the marker in the prompt
 	}{
 		{scenario: mockllm.Text, status: 200, want: normal},
 		{scenario: mockllm.BigUsage, status: 200, want: big},
@@ -624,6 +650,11 @@ func TestResponsesScenarios(t *testing.T) {
 		{scenario: mockllm.Hang, status: 0},
 		{scenario: mockllm.Stall, status: 200, want: respStream{shape: respStallShape, model: codexModel, reasoning: mockllm.ReasoningSummary,
 			text: stallText, status: "in_progress"}},
+		{scenario: mockllm.Call, status: 200, args: ` exec_command {"cmd":"ls -l"}`, want: respStream{shape: respToolShape, model: codexModel,
+			reasoning: mockllm.ReasoningSummary, callID: mockllm.ToolCallID, name: "exec_command", args: `{"cmd":"ls -l"}`,
+			status: "completed", output: "reasoning,function_call", usage: normalUsage}},
+		{scenario: mockllm.ListTools, status: 200, want: respStream{shape: respTextShape, model: codexModel, reasoning: mockllm.ReasoningSummary,
+			text: "TOOLS: [exec_command]", status: "completed", output: "reasoning,message", usage: normalUsage}},
 	}
 	var covered []mockllm.Scenario
 	for _, tt := range tests {
@@ -634,7 +665,7 @@ func TestResponsesScenarios(t *testing.T) {
 			if tt.scenario == mockllm.Hang || tt.scenario == mockllm.Stall {
 				s = start(t) // closed by the test
 			}
-			body := responsesBody(t, "do it "+string(tt.scenario), true, codexTools, nil)
+			body := responsesBody(t, "do it "+string(tt.scenario)+tt.args, true, codexTools, nil)
 			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL()+"/v1/responses", bytes.NewReader(body))
 			if err != nil {
 				t.Fatal(err)

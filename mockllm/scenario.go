@@ -56,10 +56,33 @@ const (
 	// tools it answers [LoopAnswer]. It plays a model that ignores an
 	// instruction to stop using tools.
 	ToolForever Scenario = "MOCK_TOOLFOREVER"
+	// Call calls the tool the prompt names, with the arguments it gives:
+	// "MOCK_CALL <tool> <arguments>", the arguments running to the end of
+	// the marker's line. If the request offers a tool of that name (in any
+	// case), the answer is one call of it, under the name offered, with id
+	// [ToolCallID]:
+	//   - a function tool gets the arguments as its JSON arguments; they
+	//     must be a JSON object (none at all is {}). When they are not one
+	//     but are the body of a JSON string that holds one, that object is
+	//     sent: OpenCode 1.18.33 sends some prompts JSON-escaped, so that
+	//     {"a":1} arrives as {\"a\":1} (maybe with a closing " after it).
+	//     Anything else is answered [BadArgumentsPrefix] + the tool name and
+	//     the arguments.
+	//   - an OpenAI Responses custom (freeform) tool, such as Codex's
+	//     apply_patch, gets the arguments as its raw input, each two-byte
+	//     \n in them turned into a newline, so that a patch fits on one line.
+	// Once the conversation carries a tool result, the answer is
+	// [ToolAnswerPrefix] + that result, trimmed and cut to [CallResultMax]
+	// bytes. A tool not offered is answered [NotOfferedAnswer]; a request
+	// with no tools at all, [NoToolsAnswer].
+	Call Scenario = "MOCK_CALL"
+	// ListTools answers [ToolsAnswer] of the tools the request offers.
+	ListTools Scenario = "MOCK_LISTTOOLS"
 )
 
 // all lists every scenario; ParseScenario knows no others.
-var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage, ToolLoop, ToolForever}
+var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage, ToolLoop, ToolForever,
+	Call, ListTools}
 
 // Scenarios returns every scenario, for tests that cover them all.
 func Scenarios() []Scenario { return slices.Clone(all[:]) }
@@ -73,7 +96,7 @@ const (
 	// tool's output follows, trimmed and cut to [ToolResultMax] bytes.
 	ToolAnswerPrefix = "Tool said: "
 	ToolResultMax    = 200
-	// ToolCallID is the id of the tool call [Tool] makes.
+	// ToolCallID is the id of the tool call [Tool] and [Call] make.
 	ToolCallID = "call_mock_1"
 	// ToolCommand is the command [Tool] asks a shell tool to run, and
 	// ToolOutput what it prints.
@@ -87,7 +110,26 @@ const (
 	StallDeltas = 2
 	// LoopAnswer is what [ToolLoop] answers once it stops calling tools.
 	LoopAnswer = "Partial answer: the loop ran the marker command several times."
+	// CallResultMax bounds the tool result [Call] answers with, in bytes.
+	CallResultMax = 400
+	// NoToolsAnswer is what [Call] answers a request that offers no tools.
+	NoToolsAnswer = "NO_TOOLS_OFFERED"
+	// BadArgumentsPrefix starts what [Call] answers when a function tool's
+	// arguments are not a JSON object: "BAD_ARGUMENTS <tool>: <arguments>".
+	BadArgumentsPrefix = "BAD_ARGUMENTS "
 )
+
+// NotOfferedAnswer is what [Call] answers when the request does not offer
+// the tool named but offers others: "NOT_OFFERED write offered: [bash,read]".
+func NotOfferedAnswer(name string, offered []string) string {
+	return "NOT_OFFERED " + name + " offered: " + nameList(offered)
+}
+
+// ToolsAnswer is what [ListTools] answers: the names of the tools offered,
+// in the request's order, as "TOOLS: [bash,read]" ("TOOLS: []" for none).
+func ToolsAnswer(names []string) string { return "TOOLS: " + nameList(names) }
+
+func nameList(names []string) string { return "[" + strings.Join(names, ",") + "]" }
 
 // LoopCallID is the id of the n-th tool call (from 1) of [ToolLoop]: n is one
 // more than the number of tool results in the conversation.
@@ -121,16 +163,21 @@ var (
 // ParseScenario returns the scenario whose marker word appears first in text,
 // and false if none does.
 func ParseScenario(text string) (Scenario, bool) {
+	s, end := findScenario(text)
+	return s, end >= 0
+}
+
+// findScenario returns the scenario whose marker word appears first in text
+// and the offset just past that word, or "", -1 if none does.
+func findScenario(text string) (Scenario, int) {
 	for i := strings.Index(text, "MOCK_"); i >= 0; {
 		end := i + len("MOCK_")
 		for end < len(text) && isMarkerByte(text[end]) {
 			end++
 		}
 		s := Scenario(text[i:end])
-		for _, known := range all {
-			if s == known {
-				return s, true
-			}
+		if slices.Contains(all[:], s) {
+			return s, end
 		}
 		next := strings.Index(text[end:], "MOCK_")
 		if next < 0 {
@@ -138,7 +185,7 @@ func ParseScenario(text string) (Scenario, bool) {
 		}
 		i = end + next
 	}
-	return "", false
+	return "", -1
 }
 
 func isMarkerByte(b byte) bool {
@@ -157,28 +204,40 @@ type call struct {
 	endsInResult bool    // the last message is a tool result with no text of its own
 	userText     string  // the first user message's text
 	lastUserText string  // the last user message's text
+	// afterMarker is the rest of the marker's line, after the marker word
+	// that chose the scenario: " write {...}" for [Call].
+	afterMarker string
 }
 
 // tool is one tool the request offers the model.
 type tool struct {
 	name   string
 	schema json.RawMessage // JSON Schema of its arguments; may be empty
+	custom bool            // an OpenAI Responses custom tool, whose input is free text
+}
+
+// toolNames returns the names of the tools offered, in the request's order.
+func (c call) toolNames() []string {
+	var names []string
+	for _, t := range c.tools {
+		names = append(names, t.name)
+	}
+	return names
 }
 
 // chooseScenario picks the scenario from the user messages, latest first,
-// then from the system messages. Each wire API collects those texts.
-func chooseScenario(user, system []string) Scenario {
-	for i := len(user) - 1; i >= 0; i-- {
-		if s, ok := ParseScenario(user[i]); ok {
-			return s
+// then from the system messages. Each wire API collects those texts. It
+// also returns the rest of the line after the marker word, for [Call].
+func chooseScenario(user, system []string) (Scenario, string) {
+	texts := slices.Clone(user)
+	slices.Reverse(texts)
+	for _, text := range append(texts, system...) {
+		if s, end := findScenario(text); end >= 0 {
+			rest, _, _ := strings.Cut(text[end:], "\n")
+			return s, rest
 		}
 	}
-	for _, text := range system {
-		if s, ok := ParseScenario(text); ok {
-			return s
-		}
-	}
-	return Text
+	return Text, ""
 }
 
 // replyKind says which of the fields of a reply is meant.
@@ -208,8 +267,11 @@ type reply struct {
 
 // toolCall is one call the model makes.
 type toolCall struct {
-	id, name  string
-	arguments []string // a JSON object, in the pieces to stream it in
+	id, name string
+	// arguments are a JSON object, or a custom tool's raw input, in the
+	// pieces to stream them in.
+	arguments []string
+	custom    bool // a call of a custom tool (Responses only)
 }
 
 // plan decides the reply to c.
@@ -238,6 +300,10 @@ func (c call) plan() reply {
 		} else {
 			r.text = words(LoopAnswer)
 		}
+	case Call:
+		c.planCall(&r)
+	case ListTools:
+		r.text = words(ToolsAnswer(c.toolNames()))
 	case Tool:
 		switch {
 		case c.toolResult != nil:
@@ -254,6 +320,71 @@ func (c call) plan() reply {
 		r.text = words(TextAnswer)
 	}
 	return r
+}
+
+// planCall fills r with the answer of [Call] to c: the tool result once
+// the conversation holds one, else the call the marker asks for, else a
+// text that says why there is none.
+func (c call) planCall(r *reply) {
+	name, args := callSpec(c.afterMarker)
+	if c.toolResult != nil {
+		r.text = words(ToolAnswerPrefix + cut(strings.TrimSpace(*c.toolResult), CallResultMax))
+		return
+	}
+	if len(c.tools) == 0 {
+		r.text = words(NoToolsAnswer)
+		return
+	}
+	i := slices.IndexFunc(c.tools, func(t tool) bool { return strings.EqualFold(t.name, name) })
+	if i < 0 {
+		r.text = words(NotOfferedAnswer(name, c.toolNames()))
+		return
+	}
+	t := c.tools[i]
+	input := strings.ReplaceAll(args, `\n`, "\n")
+	if !t.custom {
+		var ok bool
+		if input, ok = objectArgs(args); !ok {
+			r.text = words(BadArgumentsPrefix + t.name + ": " + args)
+			return
+		}
+	}
+	r.kind = replyTool
+	r.toolCall = toolCall{id: ToolCallID, name: t.name, arguments: pieces(input, 3), custom: t.custom}
+}
+
+// callSpec splits the rest of a [Call] marker's line, " write {...}", into
+// the tool's name and its arguments, both trimmed. A closing quote after a
+// name with no arguments is not part of it: OpenCode quotes some prompts
+// ("MOCK_CALL read"), and no tool's name has a quote.
+func callSpec(line string) (name, args string) {
+	name, args, _ = strings.Cut(strings.TrimSpace(line), " ")
+	return strings.TrimSuffix(name, `"`), strings.TrimSpace(args)
+}
+
+// objectArgs returns args if they are a JSON object ("" is {}), else the
+// object they hold as the body of a JSON string, with or without a closing
+// quote after it: {\"a\":1} and {\"a\":1}" hold {"a":1}. It reports false
+// when they are neither.
+func objectArgs(args string) (string, bool) {
+	if args == "" {
+		return "{}", true
+	}
+	for _, a := range []string{args, strings.TrimSuffix(args, `"`)} {
+		if isObject(a) {
+			return a, true
+		}
+		var body string
+		if json.Unmarshal([]byte(`"`+a+`"`), &body) == nil && isObject(body) {
+			return body, true
+		}
+	}
+	return "", false
+}
+
+// isObject reports whether s is one JSON object.
+func isObject(s string) bool {
+	return json.Valid([]byte(s)) && strings.HasPrefix(strings.TrimSpace(s), "{")
 }
 
 // chooseToolCall prefers a tool named bash in any case (opencode's bash,

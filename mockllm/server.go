@@ -241,9 +241,7 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 		ToolResult:   c.toolResult != nil,
 		UserText:     c.userText,
 		LastUserText: c.lastUserText,
-	}
-	for _, t := range c.tools {
-		req.Tools = append(req.Tools, t.name)
+		Tools:        c.toolNames(),
 	}
 	id := s.record(req)
 	rep := c.plan()
