@@ -7,10 +7,19 @@
 // serves it on its own, for trying a CLI by hand or from a script.
 //
 // It owns: binding a loopback port, choosing a [Scenario] from a marker word
-// in the prompt (MOCK_TEXT, MOCK_TOOL, MOCK_401, …), answering it in the
-// request's wire API, and recording what it received ([Server.Requests]).
+// in the prompt (MOCK_TEXT, MOCK_TOOL, MOCK_CALL, MOCK_401, …), answering it
+// in the request's wire API, and recording what it received
+// ([Server.Requests]).
 // It does not own: starting the CLIs, their configuration files, or judging
 // their output.
+//
+// Two markers let a test drive a CLI's tools: "MOCK_CALL <tool> <arguments>"
+// makes the model call the tool named (in any case) with those arguments,
+// to the end of the line (a JSON object; a custom tool's raw text, with \n
+// for a newline), then report the tool's result as text: a permission test
+// asks for a write and checks the disk and the answer. MOCK_LISTTOOLS
+// answers the names of the tools the request offers. See [Call] and
+// [ListTools].
 //
 // One request is handled in three steps, so that a new wire API is one new
 // file and no new scenario code:
