@@ -53,6 +53,15 @@ type Info struct {
 	// agent when hub cannot set the CLI's own retry count: "" when it can;
 	// else what is left unbounded and what to do (the CLI warns with it).
 	RetryLimits string
+	// Grants says how the agent holds a run to each permission level
+	// (Request.Permission): the agent × level table of SPEC §6.1 and
+	// README. A level missing here is refused. The map and its slices are
+	// shared: do not modify them.
+	Grants map[Permission]Grant
+	// LoginHint is the command that logs the CLI in to its provider
+	// ("claude setup-token"): the hint of a run with AuthLogin that failed
+	// to authenticate.
+	LoginHint string
 }
 
 // Install is a detected agent binary.
@@ -117,6 +126,15 @@ type Request struct {
 	// NoFailFast keeps the agent retrying errors that retrying cannot fix
 	// (HTTP 401/403); by default hub stops it at the first such retry.
 	NoFailFast bool
+	// Permission is what the agent may do; "" means PermissionReadOnly.
+	// Each adapter maps it onto the CLI's own mechanism (Info.Grants), Run
+	// refuses a level the agent cannot be held to before anything starts,
+	// and watches every tool call against it (see Guard).
+	Permission Permission
+	// Auth says whether the agent keeps hub's API keys (AuthInherit, the
+	// default for "") or uses its saved login (AuthLogin: BilledKeys are
+	// removed from its environment, and Env may not set one).
+	Auth Auth
 }
 
 // CheckPrompt is the prompt check every adapter makes: an empty prompt is

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"github.com/hashicorp/go-version"
@@ -32,6 +33,7 @@ func NewBase(info Info) Base {
 		}
 	}
 	info.VersionArgs = slices.Clone(info.VersionArgs) // the caller's slice stays the caller's
+	info.Grants = maps.Clone(info.Grants)
 	return Base{info: info}
 }
 
@@ -42,6 +44,7 @@ func (b Base) Name() string { return b.info.Name }
 func (b Base) Info() Info {
 	info := b.info
 	info.VersionArgs = slices.Clone(info.VersionArgs)
+	info.Grants = maps.Clone(info.Grants)
 	return info
 }
 

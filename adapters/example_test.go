@@ -108,5 +108,5 @@ func ExampleReplay() {
 		},
 		adapters.WithRunID("run_example"), adapters.WithClock(clock))
 	// Output:
-	// {"v":1,"seq":4,"ts":"2026-12-01T00:00:00.000Z","run_id":"run_example","agent":"opencode","type":"run.finished","ok":true,"error":null,"text":"hi","session_id":"ses_1","exit_code":0,"signal":null,"duration_ms":0,"turns":1,"tool_calls":0,"usage":{"input_tokens":3,"output_tokens":1,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0,"cost_usd":0.001},"cost_usd":0.001,"cost_source":"reported"}
+	// {"v":1,"seq":4,"ts":"2026-12-01T00:00:00.000Z","run_id":"run_example","agent":"opencode","type":"run.finished","ok":true,"error":null,"text":"hi","session_id":"ses_1","exit_code":0,"signal":null,"duration_ms":0,"turns":1,"tool_calls":0,"tool_calls_denied":0,"usage":{"input_tokens":3,"output_tokens":1,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0,"cost_usd":0.001},"cost_usd":0.001,"cost_source":"reported"}
 }

@@ -25,7 +25,10 @@ import (
 //  4. fail-fast: the decoder's request to stop an agent that retries what
 //     retrying cannot fix (HTTP 401/403; normalize.Status.Abort), and its
 //     other aborts (a resume that opened another session);
-//  5. the caller's guards (WithGuard), in the order given.
+//  5. the permission watch: a tool call outside Request.Permission, or
+//     under workspace-write a write or edit whose path resolves outside the
+//     working directory (permission_denied/effect_not_granted);
+//  6. the caller's guards (WithGuard), in the order given.
 //
 // A Guard belongs to one run (it may count) and is used by one goroutine at
 // a time.

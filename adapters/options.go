@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -19,6 +20,7 @@ type options struct {
 	orphans bool // the caller is a child subreaper (see WithOrphans)
 	rawLog  io.Writer
 	guards  []Guard
+	confirm Confirm
 }
 
 func newOptions(opts []Option) options {
@@ -71,3 +73,14 @@ func WithRawLog(w io.Writer) Option { return func(o *options) { o.rawLog = w } }
 // own guards (see Guard) and may stop the run with its error. A guard that
 // keeps state must be new for each run.
 func WithGuard(g Guard) Option { return func(o *options) { o.guards = append(o.guards, g) } }
+
+// Confirm approves a run's grant before anything starts (the CLI's
+// --confirm): g is how the agent will be held to req.Permission. A non-nil
+// error refuses the run (run.finished carries it; an *events.Error keeps
+// its bin, any other error is permission_denied/confirmation_required). It
+// is called once per run, after the grant is known and before the agent's
+// version is probed; ctx is the run's.
+type Confirm func(ctx context.Context, req Request, g Grant) error
+
+// WithConfirm has every run approved by c before anything starts.
+func WithConfirm(c Confirm) Option { return func(o *options) { o.confirm = c } }

@@ -63,6 +63,8 @@ type runner struct {
 	start  time.Time // by the run's clock, for duration_ms
 	began  time.Time // monotonic, for the wall-clock limit
 	warned bool      // the cost_unknown notice for --max-cost was sent
+	info   Info      // the agent's, once looked up
+	grant  Grant     // how the agent is held to req.Permission
 }
 
 func newRunner(req Request, sink Sink, o options) *runner {
@@ -119,6 +121,9 @@ func (r *runner) run(ctx context.Context) record {
 		return r.notStarted([]string{bin}, "", events.NewError(events.BinCancelled, events.ReasonCaller,
 			"nothing to do if you meant to stop it; run again to retry", "cancelled before %s started", bin), context.Cause(ctx))
 	}
+	if rec, refused := r.grantRun(ctx, ad, bin); refused {
+		return rec
+	}
 	inst, err, cause := r.detect(ctx, ad)
 	if err != nil {
 		return r.notStarted([]string{bin}, inst.Version, err, cause)
@@ -136,6 +141,39 @@ func (r *runner) run(ctx context.Context) record {
 		rec = r.finalize(ctx, ad, inst, rec)
 	}
 	return rec
+}
+
+// grantRun decides the run's grant before anything starts (SPEC §6.1): a
+// level the agent cannot be held to, a billed key in Request.Env under
+// AuthLogin, and a grant the caller's Confirm does not approve each refuse
+// the run, which then starts nothing.
+func (r *runner) grantRun(ctx context.Context, ad Adapter, bin string) (rec record, refused bool) {
+	r.info = ad.Info()
+	g, gerr := grantFor(r.info, r.req.Permission.OrDefault())
+	if gerr != nil {
+		return r.notStarted([]string{bin}, "", gerr, nil), true
+	}
+	r.grant = g
+	if e := authConflict(r.req); e != nil {
+		return r.notStarted([]string{bin}, "", e, nil), true
+	}
+	if r.opt.confirm == nil {
+		return record{}, false
+	}
+	err := r.opt.confirm(ctx, r.req, g)
+	switch {
+	case err == nil:
+		return record{}, false
+	case ctx.Err() != nil:
+		return r.notStarted([]string{bin}, "", events.NewError(events.BinCancelled, events.ReasonCaller,
+			"nothing to do if you meant to stop it; run again to retry", "cancelled while hub asked to confirm the run"), context.Cause(ctx)), true
+	}
+	var e *events.Error
+	if !errors.As(err, &e) {
+		e = events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
+			"run it again and confirm, or approve it ahead with --yes", "%v", err)
+	}
+	return r.notStarted([]string{bin}, "", e, nil), true
 }
 
 // detect probes the agent's binary within the run's wall-clock limit, which
@@ -163,10 +201,13 @@ func (r *runner) detect(ctx context.Context, ad Adapter) (inst Install, err, cau
 // finish decides the run's verdict, emits run.finished and returns it.
 func (r *runner) finish(rec record) events.RunFinished {
 	rec.Usage, rec.CostSource, rec.Turns, rec.ToolCalls = r.s.meter.Totals()
-	rec.Limits, rec.SinkErr = r.req.Limits, r.s.sinkErr
+	rec.Limits, rec.SinkErr, rec.ToolCallsDenied = r.req.Limits, r.s.sinkErr, r.s.denied
 	rf, notice := decide(rec)
 	if notice != nil {
 		r.s.emit(*notice)
+	}
+	if e := rf.Error; e != nil && e.Bin == events.BinUnavailable && e.Reason == events.ReasonAuth && r.req.Auth == AuthLogin {
+		e.Hint = loginHint(r.info)
 	}
 	rf.DurationMS = max(r.opt.clock().Sub(r.start).Milliseconds(), 0)
 	rf = r.s.secrets.body(rf).(events.RunFinished)
@@ -185,9 +226,14 @@ var errPanic = errors.New("adapters: the run panicked")
 // emitted; it returns an error, and emits nothing, only when the process
 // could not be started.
 func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Request, started func(pid int)) (record, error) {
-	env := append(append(append(os.Environ(), spec.Env...), req.Env...), spec.EnvLast...)
+	inherited, added := os.Environ(), spec.Env
+	if req.Auth == AuthLogin {
+		inherited, added = withoutBilledKeys(inherited), withoutBilledKeys(added)
+	}
+	env := append(append(append(inherited, added...), req.Env...), spec.EnvLast...)
 	dec := ad.NewDecoder(req)
-	r.s.attempt(dec, req.MaxLine, env, r.s.guardsFor(req, req.Limits, dec, &r.warned, r.opt.guards))
+	watch := newPermissionGuard(req.Agent, r.grant, r.cwd())
+	r.s.attempt(dec, req.MaxLine, env, r.s.guardsFor(req, req.Limits, dec, &r.warned, append([]Guard{watch}, r.opt.guards...)))
 	sup, err := proc.Launch(proc.Spec{
 		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: env, Stdin: spec.Stdin,
 		Grace: req.Limits.GraceOrDefault(), Orphans: r.opt.orphans,

@@ -107,14 +107,17 @@ func runFake(t *testing.T, ctx context.Context, scenario string, edit func(*adap
 	return runFakeHook(t, ctx, scenario, edit, nil, opts...)
 }
 
-// runFakeHook is runFake with a hook called on every event before it is kept.
+// runFakeHook is runFake with a hook called on every event before it is
+// kept. The request grants PermissionFull: the fake agent's scenarios call
+// tools of every kind, and permission_test.go tests the other levels.
 func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request), hook func(events.Event), opts ...adapters.Option) result {
 	t.Helper()
 	req := adapters.Request{
-		Agent:  "opencode",
-		Prompt: "hello",
-		Bin:    fakeBin(t, scenario),
-		Limits: budget.Limits{Timeout: 30 * time.Second, Grace: 500 * time.Millisecond},
+		Agent:      "opencode",
+		Prompt:     "hello",
+		Bin:        fakeBin(t, scenario),
+		Limits:     budget.Limits{Timeout: 30 * time.Second, Grace: 500 * time.Millisecond},
+		Permission: adapters.PermissionFull,
 	}
 	if edit != nil {
 		edit(&req)
@@ -282,7 +285,7 @@ func TestRunOutcomes(t *testing.T) {
 		}},
 		{scenario: "stderr-flood", text: "fake answer"},
 		{scenario: "echo-argv", edit: func(r *adapters.Request) { r.Prompt = "--help -x"; r.Model = "-m/odd" }, check: func(t *testing.T, r result) {
-			want := `"run" "--format" "json" "--title=--help -x" "--model=-m/odd"`
+			want := `"run" "--format" "json" "--title=--help -x" "--model=-m/odd" "--agent=hub-full"`
 			if r.fin.Text != want {
 				t.Errorf("argv = %s, want %s", r.fin.Text, want)
 			}

@@ -31,6 +31,7 @@ type stream struct {
 	secrets secrets // credential values to redact, of the current attempt's environment
 	notices notices // counts of the notices that can flood (see flood.go)
 	meter   budget.Meter
+	denied  int64 // tool.finished events with status denied
 
 	dec     normalize.Decoder
 	maxLine int
@@ -61,6 +62,9 @@ func (s *stream) attempt(dec normalize.Decoder, maxLine int, env []string, guard
 // only run.finished is still sent.
 func (s *stream) emit(b events.Body) {
 	b = s.meter.Observe(sanitize(b))
+	if f, ok := b.(events.ToolFinished); ok && f.Status == events.ToolDenied {
+		s.denied++
+	}
 	if _, last := b.(events.RunFinished); s.sinkErr != nil && !last {
 		return
 	}

@@ -51,6 +51,8 @@ type record struct {
 	CostSource events.CostSource
 	Turns      int64
 	ToolCalls  int64
+	// ToolCallsDenied counts the tool calls the CLI refused.
+	ToolCallsDenied int64
 	// SinkErr is the sink's first error: the caller did not get the events.
 	SinkErr error
 	// Partial says Outcome.Text is the final-answer resume's partial answer.
@@ -111,16 +113,17 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 		}
 	}
 	rf := events.RunFinished{
-		OK:         out.OK && out.Error == nil,
-		Error:      out.Error,
-		Text:       out.Text,
-		ExitCode:   rec.ExitCode,
-		Turns:      turns,
-		ToolCalls:  rec.ToolCalls,
-		Usage:      usage,
-		CostUSD:    usage.CostUSD,
-		CostSource: source,
-		Partial:    rec.Partial,
+		OK:              out.OK && out.Error == nil,
+		Error:           out.Error,
+		Text:            out.Text,
+		ExitCode:        rec.ExitCode,
+		Turns:           turns,
+		ToolCalls:       rec.ToolCalls,
+		ToolCallsDenied: rec.ToolCallsDenied,
+		Usage:           usage,
+		CostUSD:         usage.CostUSD,
+		CostSource:      source,
+		Partial:         rec.Partial,
 	}
 	if rec.SinkErr != nil {
 		rf.OK, rf.Partial = false, false

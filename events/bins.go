@@ -47,6 +47,7 @@ const (
 	ReasonBadSession      Reason = "bad_session"
 	ReasonBadRequest      Reason = "bad_request"
 	ReasonPromptTooLarge  Reason = "prompt_too_large"
+	ReasonConflict        Reason = "conflict"
 	// permission_denied
 	ReasonToolDenied           Reason = "tool_denied"
 	ReasonEffectNotGranted     Reason = "effect_not_granted"
@@ -82,7 +83,7 @@ var binReasons = map[Bin][]Reason{
 	BinAgentFailed:        {ReasonExitStatus, ReasonCrashed, ReasonErrorEvent, ReasonInvalidOutput},
 	BinNotInstalled:       {ReasonNotFound, ReasonNotExecutable},
 	BinUnsupportedVersion: {ReasonTooOld, ReasonUnparseable},
-	BinInvalidInput:       {ReasonContextOverflow, ReasonBadModel, ReasonBadSession, ReasonBadRequest, ReasonPromptTooLarge},
+	BinInvalidInput:       {ReasonContextOverflow, ReasonBadModel, ReasonBadSession, ReasonBadRequest, ReasonPromptTooLarge, ReasonConflict},
 	BinPermissionDenied:   {ReasonToolDenied, ReasonEffectNotGranted, ReasonConfirmationRequired, ReasonProtectedPath},
 	BinUnavailable:        {ReasonAuth, ReasonNotConfigured, ReasonRateLimit, ReasonQuota, ReasonOverloaded, ReasonServer, ReasonNetwork},
 	BinTimeout:            {ReasonWall, ReasonIdle},

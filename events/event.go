@@ -242,18 +242,21 @@ type Notice struct {
 // when unknown; ExitCode is nil when the agent was killed by a signal (then
 // Signal names it, e.g. "SIGTERM") or never started.
 type RunFinished struct {
-	OK         bool       `json:"ok"`
-	Error      *Error     `json:"error"`
-	Text       string     `json:"text"`
-	SessionID  *string    `json:"session_id"`
-	ExitCode   *int       `json:"exit_code"`
-	Signal     *string    `json:"signal"`
-	DurationMS int64      `json:"duration_ms"`
-	Turns      int64      `json:"turns"`
-	ToolCalls  int64      `json:"tool_calls"`
-	Usage      Tokens     `json:"usage"`
-	CostUSD    *float64   `json:"cost_usd"`
-	CostSource CostSource `json:"cost_source"`
+	OK         bool    `json:"ok"`
+	Error      *Error  `json:"error"`
+	Text       string  `json:"text"`
+	SessionID  *string `json:"session_id"`
+	ExitCode   *int    `json:"exit_code"`
+	Signal     *string `json:"signal"`
+	DurationMS int64   `json:"duration_ms"`
+	Turns      int64   `json:"turns"`
+	ToolCalls  int64   `json:"tool_calls"`
+	// ToolCallsDenied counts the tool calls the agent's CLI refused
+	// (tool.finished with status denied).
+	ToolCallsDenied int64      `json:"tool_calls_denied"`
+	Usage           Tokens     `json:"usage"`
+	CostUSD         *float64   `json:"cost_usd"`
+	CostSource      CostSource `json:"cost_source"`
 	// Partial marks Text as a partial answer: hub stopped the run at
 	// --max-tool-steps and resumed its session once, with tools off, for
 	// the agent's best answer so far (then OK is false and Error is

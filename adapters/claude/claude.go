@@ -5,8 +5,10 @@ package claude
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 	clnorm "github.com/hubcli/hub/normalize/claude"
 )
@@ -40,7 +42,24 @@ var info = adapters.Info{
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g @anthropic-ai/claude-code",
 	ReportsCost: true,
+	LoginHint:   "run `claude setup-token` (or `claude` and /login)",
+	Grants: map[adapters.Permission]adapters.Grant{
+		adapters.PermissionNone: {How: adapters.Native, Means: "--tools= (no tool is offered to the model)"},
+		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools=Read,Glob,Grep --permission-mode=dontAsk",
+			Note: "reads are confined to --cwd as well: Claude Code denies a read outside it"},
+		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--permission-mode=acceptEdits",
+			Note:     "Claude Code accepts edits and the Bash commands it can check (redirects, rm, cp…) under --cwd, symbolic links resolved, and denies the rest, commands it cannot parse included (tool.finished status denied)",
+			Confined: []events.ToolKind{events.ToolShell, events.ToolTask}},
+		adapters.PermissionFull: {How: adapters.Native, Means: "--permission-mode=bypassPermissions; as root, which Claude Code refuses it to, --permission-mode=acceptEdits --allowedTools=" + rootFullTools,
+			Note: "as root, MCP tools still need approval and are denied"},
+	},
 }
+
+// rootFullTools are the tools pre-approved for --permission full when hub
+// runs as root: Claude Code refuses bypassPermissions to root ("cannot be
+// used with root/sudo privileges for security reasons", 2.1.328) unless
+// IS_SANDBOX is set, which would claim a sandbox hub does not provide.
+const rootFullTools = "Bash,Edit,Write,NotebookEdit,WebFetch,WebSearch,Read,Glob,Grep,Task,Agent"
 
 // Command implements adapters.Adapter. The argv is
 //
@@ -63,12 +82,35 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" {
 		args = append(args, "--resume="+req.Resume)
 	}
+	args = append(args, permissionArgs(req.Permission.OrDefault(), os.Geteuid() == 0)...)
 	// A run must not update the binary under hub's feet.
 	env := []string{"DISABLE_AUTOUPDATER=1"}
 	if req.AgentRetries != nil {
 		env = append(env, fmt.Sprintf("CLAUDE_CODE_MAX_RETRIES=%d", *req.AgentRetries))
 	}
 	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt), Env: env}, nil
+}
+
+// permissionArgs map a permission level onto Claude Code's flags (see
+// info.Grants; measured with 2.1.328): --tools is the real allowlist of
+// built-in tools (--allowedTools only pre-approves, it restricts nothing),
+// and the permission mode decides what needs an approval, which in -p mode
+// nobody gives: the call is denied and the model told so.
+func permissionArgs(level adapters.Permission, root bool) []string {
+	switch level {
+	case adapters.PermissionNone:
+		return []string{"--tools="}
+	case adapters.PermissionReadOnly:
+		return []string{"--tools=Read,Glob,Grep", "--permission-mode=dontAsk"}
+	case adapters.PermissionWorkspaceWrite:
+		return []string{"--permission-mode=acceptEdits"}
+	case adapters.PermissionFull:
+		if root {
+			return []string{"--permission-mode=acceptEdits", "--allowedTools=" + rootFullTools}
+		}
+		return []string{"--permission-mode=bypassPermissions"}
+	}
+	return nil // not reached: Run refuses a level without a grant
 }
 
 // NewDecoder implements adapters.Adapter.

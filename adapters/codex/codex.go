@@ -62,6 +62,18 @@ var info = adapters.Info{
 	Package:     "@openai/codex",
 	MinVersion:  MinVersion,
 	InstallHint: "npm i -g @openai/codex",
+	LoginHint:   "run `codex login`",
+	Grants: map[adapters.Permission]adapters.Grant{
+		adapters.PermissionNone: {How: adapters.Watched, Means: "--sandbox=read-only --disable=shell_tool",
+			Note: "Codex cannot be given no tools: its shell is removed and its read-only sandbox blocks writes, and hub stops the run at any tool call (apply_patch, view_image, web search)"},
+		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--sandbox=read-only",
+			Note:     "the sandbox (bubblewrap, seccomp) lets commands read outside --cwd too; calls it blocks are not reported in --json, so they are not counted as denied",
+			Confined: []events.ToolKind{events.ToolShell}},
+		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--sandbox=workspace-write, with /tmp, $TMPDIR and extra writable roots taken out of it",
+			Note:     "commands have no network in this sandbox; where the sandbox cannot start (no user namespaces) every command fails and hub stops the run",
+			Confined: []events.ToolKind{events.ToolShell}},
+		adapters.PermissionFull: {How: adapters.Native, Means: "--sandbox=danger-full-access"},
+	},
 }
 
 // Command implements adapters.Adapter. The argv is
@@ -102,11 +114,13 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.AgentRetries != nil {
 		args = append(args, retryArgs(req.Env, *req.AgentRetries)...)
 	}
+	level := req.Permission.OrDefault()
 	if req.NoTools {
 		// Codex has no switch that takes its tools away: a read-only
 		// sandbox limits what a tool call can do before hub stops it.
-		args = append(args, `-c`, `sandbox_mode="read-only"`)
+		level = adapters.PermissionReadOnly
 	}
+	args = append(args, sandboxArgs(level)...)
 	if req.Resume != "" {
 		// A session id starting with "-" would be read as a flag: "--"
 		// ends the options of `resume`.
@@ -115,6 +129,30 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		args = append(args, "-")
 	}
 	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt)}, nil
+}
+
+// sandboxArgs map a permission level onto Codex's sandbox (see
+// info.Grants; measured with 0.169.0). `codex exec` never asks for an
+// approval (its policy is "never": a command that needs more than the
+// sandbox gives fails), so nothing can wait for an answer. Under
+// workspace-write Codex would also let commands write /tmp and $TMPDIR, and
+// any writable_roots of the user's config: the overrides take them out, so
+// only --cwd is writable.
+func sandboxArgs(level adapters.Permission) []string {
+	switch level {
+	case adapters.PermissionNone:
+		return []string{"--sandbox=read-only", "--disable=shell_tool"}
+	case adapters.PermissionReadOnly:
+		return []string{"--sandbox=read-only"}
+	case adapters.PermissionWorkspaceWrite:
+		return []string{"--sandbox=workspace-write",
+			"-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+			"-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+			"-c", "sandbox_workspace_write.writable_roots=[]"}
+	case adapters.PermissionFull:
+		return []string{"--sandbox=danger-full-access"}
+	}
+	return nil // not reached: Run refuses a level without a grant
 }
 
 // NewDecoder implements adapters.Adapter. The decoder's model, which names

@@ -42,6 +42,15 @@ var info = adapters.Info{
 	InstallHint: "npm i -g opencode-ai",
 	ReportsCost: true,
 	RetryLimits: "opencode has no retry setting and prints nothing while it retries, so --agent-retries cannot bound it; --idle-timeout bounds its silence",
+	LoginHint:   "run `opencode auth login`",
+	Grants: map[adapters.Permission]adapters.Grant{
+		adapters.PermissionNone: {How: adapters.Native, Means: `an agent of hub's own (--agent=hub-none) with permission {"*":"deny"}: no tool is offered`},
+		adapters.PermissionReadOnly: {How: adapters.Native, Means: `--agent=hub-read-only: {"*":"deny"} but read, glob, grep and list`,
+			Note: "reads are confined to --cwd as well (external_directory is denied)"},
+		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: `--agent=hub-workspace-write: {"*":"deny"} but read, glob, grep, list, edit (write, edit, patch) and todowrite; external_directory denied; no bash`,
+			Note: "OpenCode does not resolve symbolic links, so a --cwd holding a link that leads outside it is refused before the run; bash is not granted (a shell redirect escapes OpenCode's directory check)"},
+		adapters.PermissionFull: {How: adapters.Native, Means: `--agent=hub-full: {"*":"allow"}`},
+	},
 }
 
 // Command implements adapters.Adapter. The argv is
@@ -68,37 +77,66 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" {
 		args = append(args, "--session="+req.Resume)
 	}
-	// A run must not update the binary under hub's feet.
-	cmd := adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
-	if req.NoTools {
-		cmd.Args = append(cmd.Args, "--agent="+finalAgent)
-		cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + askAll(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"))}
+	level := req.Permission.OrDefault()
+	if level == adapters.PermissionWorkspaceWrite {
+		if err := adapters.CheckLinks(Name, req.Cwd); err != nil {
+			return adapters.Command{}, err
+		}
 	}
+	name, rules, about := "hub-"+string(level), permissionRules(level), "hub's grant: --permission "+string(level)
+	if req.NoTools {
+		name, rules, about = finalAgent, `{"*":"ask"}`, "hub's final-answer resume: no tool may run"
+	}
+	// A run must not update the binary under hub's feet.
+	cmd := adapters.Command{Path: inst.Path, Args: append(args, "--agent="+name), Stdin: []byte(req.Prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
+	cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + withAgent(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"), name, rules, about)}
 	return cmd, nil
 }
 
-// finalAgent is the OpenCode agent of hub's final-answer resume (see
-// askAll).
+// finalAgent is the OpenCode agent of hub's final-answer resume, with
+// permission {"*": "ask"}: its tools stay in the model request, and
+// `opencode run`, which cannot ask anyone, rejects every call without
+// running it (measured with 1.18.33, also when the user's config allows
+// them).
 const finalAgent = "hub-final-answer"
 
-// askAll returns OpenCode inline config (OPENCODE_CONFIG_CONTENT, the
-// config OpenCode merges last) that defines finalAgent with permission
-// {"*": "ask"}: its tools stay in the model request, and `opencode run`,
-// which cannot ask anyone, rejects every call without running it (measured
-// with 1.18.33, also when the user's config allows them). It is merged into
-// the inline config the caller set, when that is a JSON object.
-func askAll(inline string) string {
-	cfg := map[string]any{}
+// permissionRules is the permission ruleset (OpenCode config JSON, in
+// order) of the agent hub runs for level (see info.Grants). OpenCode
+// applies the last rule that matches a call, so "*" comes first; no rule is
+// "ask", which `opencode run` answers by rejecting the call and ending the
+// run. An agent's rules win over the user's and the project's top-level
+// permission config (measured with 1.18.33).
+func permissionRules(level adapters.Permission) string {
+	const reads = `"read":"allow","glob":"allow","grep":"allow","list":"allow"`
+	switch level {
+	case adapters.PermissionNone:
+		return `{"*":"deny"}`
+	case adapters.PermissionReadOnly:
+		return `{"*":"deny",` + reads + `,"external_directory":"deny"}`
+	case adapters.PermissionWorkspaceWrite:
+		return `{"*":"deny",` + reads + `,"edit":"allow","todowrite":"allow","todoread":"allow","external_directory":"deny"}`
+	}
+	return `{"*":"allow"}`
+}
+
+// withAgent returns OpenCode inline config (OPENCODE_CONFIG_CONTENT, the
+// config OpenCode merges last) that defines the primary agent name with
+// the permission rules (a JSON object), merged into the inline config the
+// caller set when that is a JSON object. The caller's values are kept as
+// they were written: the order of a permission object's keys is its
+// meaning.
+func withAgent(inline, name, rules, about string) string {
+	var cfg map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(inline), &cfg); err != nil || cfg == nil {
-		cfg = map[string]any{}
+		cfg = map[string]json.RawMessage{}
 	}
-	agents, _ := cfg["agent"].(map[string]any)
-	if agents == nil {
-		agents = map[string]any{}
+	var agents map[string]json.RawMessage
+	if err := json.Unmarshal(cfg["agent"], &agents); err != nil || agents == nil {
+		agents = map[string]json.RawMessage{}
 	}
-	agents[finalAgent] = map[string]any{"mode": "primary", "permission": map[string]string{"*": "ask"},
-		"description": "hub's final-answer resume: no tool may run"}
-	cfg["agent"] = agents
+	agent, _ := json.Marshal(map[string]any{"mode": "primary", "permission": json.RawMessage(rules), "description": about})
+	agents[name] = agent
+	cfg["agent"], _ = json.Marshal(agents)
 	b, _ := json.Marshal(cfg) // maps of JSON values always marshal
 	return string(b)
 }

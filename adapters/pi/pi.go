@@ -4,6 +4,12 @@
 package pi
 
 import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -51,7 +57,22 @@ var info = adapters.Info{
 	InstallHint: "npm i -g @mariozechner/pi-coding-agent",
 	ReportsCost: true,
 	RetryLimits: "pi takes its retry counts only from settings.json: hub stops it at retry notice N+1, but the provider SDK's own retries inside each attempt are not seen; set retry.provider.maxRetries in pi's settings.json",
+	LoginHint:   "run `pi` and log in with /login",
+	Grants: map[adapters.Permission]adapters.Grant{
+		adapters.PermissionNone:     {How: adapters.Native, Means: "--no-tools"},
+		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools " + readTools, Note: "pi's read tools read outside --cwd too"},
+		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--tools " + writeTools + " -e <hub's extension>",
+			Note: "pi has no sandbox, so no shell: hub's extension blocks a write or edit whose path, symbolic links resolved, is outside --cwd, before it runs"},
+		adapters.PermissionFull: {How: adapters.Native, Means: "pi's default tools and the user's extensions"},
+	},
 }
+
+// The tools of pi's read-only and workspace-write grants: --tools is an
+// allowlist that applies to built-in, extension and custom tools alike.
+const (
+	readTools  = "read,grep,find,ls"
+	writeTools = readTools + ",edit,write"
+)
 
 // Command implements adapters.Adapter. The argv is
 //
@@ -99,13 +120,82 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" {
 		args = append(args, "--session", req.Resume)
 	}
-	cmd := adapters.Command{Path: inst.Path, Args: args}
+	grant, err := toolArgs(req.Permission.OrDefault())
+	if err != nil {
+		return adapters.Command{}, err
+	}
+	cmd := adapters.Command{Path: inst.Path, Args: append(args, grant...)}
 	if argSafe(req.Prompt) {
 		cmd.Args = append(cmd.Args, req.Prompt)
 	} else {
 		cmd.Stdin = []byte(req.Prompt)
 	}
 	return cmd, nil
+}
+
+// toolArgs map a permission level onto pi's tool flags (see info.Grants;
+// measured with 0.73.1: pi drops unknown names from --tools silently, and
+// the names here are its built-in ones).
+func toolArgs(level adapters.Permission) ([]string, error) {
+	switch level {
+	case adapters.PermissionNone:
+		return []string{"--no-tools"}, nil
+	case adapters.PermissionReadOnly:
+		return []string{"--tools", readTools}, nil
+	case adapters.PermissionWorkspaceWrite:
+		ext, err := confineExtension()
+		if err != nil {
+			return nil, err
+		}
+		return []string{"--tools", writeTools, "-e", ext}, nil
+	}
+	return nil, nil
+}
+
+// confineTS is hub's pi extension for workspace-write (confine.ts).
+//
+//go:embed confine.ts
+var confineTS []byte
+
+// confineExtension returns the path of confine.ts on disk, where pi can
+// load it: $XDG_CACHE_HOME/hub (or ~/.cache/hub) holds one copy per
+// content, written once, readable only by hub's user. Errors are
+// *events.Error (internal): no cache directory, or a write that failed.
+func confineExtension() (string, error) {
+	fail := func(err error) (string, error) {
+		return "", events.NewError(events.BinInternal, "",
+			"hub writes its pi extension to the user's cache directory: set XDG_CACHE_HOME or HOME to a writable directory",
+			"cannot write hub's pi extension for --permission workspace-write: %v", err)
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return fail(err)
+	}
+	dir = filepath.Join(dir, "hub")
+	sum := sha256.Sum256(confineTS)
+	path := filepath.Join(dir, "pi-workspace-write-"+hex.EncodeToString(sum[:6])+".ts")
+	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, confineTS) {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fail(err)
+	}
+	f, err := os.CreateTemp(dir, ".pi-extension-*")
+	if err != nil {
+		return fail(err)
+	}
+	_, werr := f.Write(confineTS)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return fail(werr)
+	}
+	return path, nil
 }
 
 // sessionID is what hub passes to pi's --session: a whole session id, a

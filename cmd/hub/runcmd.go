@@ -61,6 +61,10 @@ func runFlags() []cli.Flag {
 		// KeepSpace: a value is taken whole (the app disables the comma split).
 		&cli.StringSliceFlag{Name: "env", KeepSpace: true, Usage: "K=V to add to the agent's environment (repeatable; each value whole, commas and spaces included)"},
 		&cli.BoolFlag{Name: "no-fail-fast", Usage: "let the agent keep retrying errors that retrying cannot fix (HTTP 401/403) instead of stopping it at once"},
+		&cli.StringFlag{Name: "permission", Value: string(adapters.PermissionReadOnly), Usage: "what the agent may do: none (no tool), read-only (read and search the working tree), workspace-write (change files under --cwd, nothing outside it) or full (anything; needs --confirm or --yes); a level the agent cannot be held to is refused", EnvVars: []string{"HUB_PERMISSION"}},
+		&cli.BoolFlag{Name: "confirm", Usage: "show what is about to be granted and ask for a y on the terminal (/dev/tty) before anything starts; refused without a terminal"},
+		&cli.BoolFlag{Name: "yes", Usage: "approve the grant without asking (what --permission full needs in scripts and CI)"},
+		&cli.StringFlag{Name: "auth", Value: string(adapters.AuthInherit), Usage: "inherit (the agent keeps the API keys in hub's environment) or login (billed API keys are removed, so the CLI's saved login is used)", EnvVars: []string{"HUB_AUTH"}},
 		&cli.StringFlag{Name: "prices", Usage: "JSON price table (USD per million tokens) for agents that report no cost, on top of hub's own and ~/.config/" + budget.UserPricesFile, EnvVars: []string{"HUB_PRICES"}},
 		&cli.IntFlag{Name: "max-line", Value: adapters.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
 	}
@@ -123,7 +127,7 @@ func runAction(kill <-chan struct{}) cli.ActionFunc {
 // execute runs p's request, printing its events on stdout and stderr as
 // --output says, and returns the run's exit error.
 func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stderr io.Writer) error {
-	opts := []adapters.Option{adapters.WithKill(kill)}
+	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithConfirm(p.approval.check)}
 	var rawLog *errWriter
 	if f := p.rawLogFile; f != nil { // opened by load (openRawLog)
 		defer f.Close()

@@ -37,6 +37,10 @@ type runOptions struct {
 	Prices     string // --prices FILE
 	PricesSet  bool   // --prices (or HUB_PRICES) was given, even as ""
 	Env        []string
+	Permission string // --permission, "" for the default (read-only)
+	Auth       string // --auth: inherit or login
+	Confirm    bool
+	Yes        bool
 
 	Timeout      time.Duration // 0 = no limit
 	IdleTimeout  time.Duration // 0 = none
@@ -71,6 +75,10 @@ func newRunOptions(c *cli.Context) runOptions {
 		Prices:       c.String("prices"),
 		PricesSet:    c.IsSet("prices"),
 		Env:          c.StringSlice("env"),
+		Permission:   c.String("permission"),
+		Auth:         c.String("auth"),
+		Confirm:      c.Bool("confirm"),
+		Yes:          c.Bool("yes"),
 		Timeout:      c.Duration("timeout"),
 		IdleTimeout:  c.Duration("idle-timeout"),
 		Grace:        c.Duration("grace"),
@@ -119,6 +127,7 @@ type runPlan struct {
 	output     string
 	rawLog     string
 	warning    string // printed on stderr before the run starts
+	approval   approval
 
 	rawLogFile *os.File // --raw-log, opened by load; execute closes it
 }
@@ -151,6 +160,18 @@ func (o runOptions) plan() (runPlan, error) {
 	if err := o.check(); err != nil {
 		return runPlan{}, err
 	}
+	perm, err := adapters.ParsePermission(orElse(o.Permission, string(adapters.PermissionReadOnly)))
+	if err != nil {
+		return runPlan{}, usagef("run: --%v", err)
+	}
+	auth, err := adapters.ParseAuth(o.Auth)
+	if err != nil {
+		return runPlan{}, usagef("run: --%v", err)
+	}
+	if o.Confirm && o.Yes {
+		return runPlan{}, usagef("run: --confirm asks on the terminal and --yes approves without asking: give one of them")
+	}
+	p.approval = approval{confirm: o.Confirm, yes: o.Yes}
 	p.req = adapters.Request{
 		Agent:      o.Agent,
 		Model:      o.Model,
@@ -161,6 +182,8 @@ func (o runOptions) plan() (runPlan, error) {
 		Limits:     o.limits(),
 		MaxLine:    o.MaxLine,
 		NoFailFast: o.NoFailFast,
+		Permission: perm,
+		Auth:       auth,
 	}
 	switch p.prompt {
 	case promptArgs:
@@ -295,6 +318,7 @@ func (o runOptions) swallowedFlag() error {
 	values := []struct{ flag, value string }{
 		{"agent", o.Agent}, {"model", o.Model}, {"cwd", o.Cwd}, {"resume", o.Resume}, {"bin", o.Bin},
 		{"output", o.Output}, {"raw-log", o.RawLog}, {"prompt-file", o.PromptFile}, {"prices", o.Prices},
+		{"permission", o.Permission}, {"auth", o.Auth},
 	}
 	for _, e := range o.Env {
 		values = append(values, struct{ flag, value string }{"env", e})

@@ -259,6 +259,9 @@ func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result)
 		case status == "failed" || fin.ExitCode != nil && *fin.ExitCode != 0:
 			fin.Status = events.ToolError
 		}
+		if fin.Status == events.ToolError && d.abort == nil {
+			d.abort = sandboxFailed(fin.Output)
+		}
 		return append(dst, fin)
 	case "file_change":
 		var paths []string
@@ -312,6 +315,23 @@ func (d *Decoder) unfinished(dst []events.Body) []events.Body {
 		delete(d.started, id)
 	}
 	return dst
+}
+
+// sandboxFailed is the run's error when a command's output says Codex's
+// sandbox could not start, else nil. Codex (0.169.0) then fails every
+// command with bubblewrap's own message, such as "bwrap: Creating new
+// namespace failed: nesting depth or /proc/sys/user/max_*_namespaces
+// exceeded (ENOSPC)", and still ends the turn as a success: no command of the
+// run can do what the grant allows, so hub stops it rather than report an
+// answer built on failed commands.
+func sandboxFailed(output string) *events.Error {
+	if !strings.HasPrefix(output, "bwrap: ") {
+		return nil
+	}
+	line, _, _ := strings.Cut(output, "\n")
+	return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
+		"Codex's sandbox needs unprivileged user namespaces (sysctl user.max_user_namespaces > 0; in a container, a seccomp profile that allows them); or run with --permission full where the machine itself isolates the run",
+		"codex's sandbox could not start, so its commands cannot run: %s", normalize.Shorten(line, 300))
 }
 
 // toolShape names a tool item and gives its kind and input. Codex items carry

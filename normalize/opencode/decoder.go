@@ -150,10 +150,14 @@ func (d *Decoder) tool(dst []events.Body, part gjson.Result) []events.Body {
 	return append(dst, fin)
 }
 
-// isDenial reports whether a tool error says a permission was refused.
+// isDenial reports whether a tool error says a permission was refused: an
+// "ask" that `opencode run` rejected ("The user rejected permission to use
+// this specific tool call.", after which OpenCode ends the run), or a
+// "deny" rule ("The user has specified a rule which prevents you from using
+// this specific tool call. …", after which the model goes on) (1.18.33).
 func isDenial(msg string) bool {
 	return normalize.ContainsFold(msg, "rejected permission", "permission denied by user",
-		"user rejected", "user dismissed", "denied by permission")
+		"user rejected", "user dismissed", "denied by permission", "specified a rule which prevents you")
 }
 
 func (d *Decoder) stepFinish(dst []events.Body, part gjson.Result) []events.Body {

@@ -29,10 +29,12 @@ func ToolKind(name string) events.ToolKind {
 }
 
 // isBlocked reports whether a failed tool result says an extension's
-// tool_call hook blocked the call (pi's default reason; a hook may give its
-// own, which hub cannot tell from other failures).
+// tool_call hook blocked the call: pi's default reason, or the reason of
+// hub's own extension (adapters/pi confine.ts), which starts "hub: ". A
+// hook of the user's may give its own reason, which hub cannot tell from
+// other failures.
 func isBlocked(out string) bool {
-	return strings.HasPrefix(out, "Tool execution was blocked")
+	return strings.HasPrefix(out, "Tool execution was blocked") || strings.HasPrefix(out, "hub: ")
 }
 
 // exitRe finds the status pi's bash tool appends to a failed command's

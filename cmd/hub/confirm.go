@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+)
+
+// approval is how a run's grant is approved: --confirm asks on the
+// terminal, --yes approves it ahead; with neither, only a grant short of
+// --permission full goes ahead.
+type approval struct {
+	confirm bool
+	yes     bool
+	// tty opens the terminal to ask on; nil means /dev/tty.
+	tty func() (io.ReadWriteCloser, error)
+}
+
+// check is the run's adapters.Confirm (SPEC §6.1): --permission full needs
+// --confirm or --yes, and --confirm needs a "y" read from the terminal
+// (/dev/tty, not stdin, which may carry the prompt). Every refusal is
+// permission_denied/confirmation_required, and the run starts nothing.
+func (a approval) check(ctx context.Context, req adapters.Request, g adapters.Grant) error {
+	switch {
+	case a.yes:
+		return nil
+	case !a.confirm && g.Level == adapters.PermissionFull:
+		return events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
+			"add --confirm to be asked on the terminal, or --yes to approve it ahead (scripts, CI)",
+			"--permission full lets %s do anything it can; hub runs it only when approved", req.Agent)
+	case !a.confirm:
+		return nil
+	}
+	open := a.tty
+	if open == nil {
+		open = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
+	}
+	tty, err := open()
+	if err != nil {
+		return events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
+			"run it from a terminal, or approve it ahead with --yes",
+			"--confirm needs a terminal to ask on, and there is none (%v); nothing was started", err)
+	}
+	defer tty.Close()
+	fmt.Fprint(tty, grantSummary(req, g)+"Run it? [y/N] ")
+	answer, err := readAnswer(ctx, tty)
+	if err != nil {
+		return err
+	}
+	if a := strings.ToLower(strings.TrimSpace(answer)); a == "y" || a == "yes" {
+		return nil
+	}
+	return events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
+		"run it again and answer y to start it", "not confirmed on the terminal (answer %q); nothing was started", strings.TrimSpace(answer))
+}
+
+// readAnswer reads one line from tty, or returns ctx's cause when ctx ends
+// first (a Ctrl-C at the question). The read goes on in its goroutine
+// until the caller closes tty.
+func readAnswer(ctx context.Context, tty io.Reader) (string, error) {
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(tty).ReadString('\n')
+		got <- line
+	}()
+	select {
+	case line := <-got:
+		return line, nil
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+}
+
+// grantSummary is what --confirm shows before it asks: agent, model,
+// directory, permission and how it is held, limits, auth mode.
+func grantSummary(req adapters.Request, g adapters.Grant) string {
+	var b strings.Builder
+	line := func(k, v string) {
+		if k != "" {
+			k += ":"
+		}
+		fmt.Fprintf(&b, "  %-11s %s\n", k, v)
+	}
+	fmt.Fprintf(&b, "hub is about to run %s:\n", req.Agent)
+	line("model", orElse(req.Model, "the agent's default"))
+	dir := req.Cwd
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	line("directory", dir)
+	line("permission", fmt.Sprintf("%s (%s: %s)", g.Level, g.How, g.Means))
+	if g.Note != "" {
+		line("", g.Note)
+	}
+	line("limits", limitsSummary(req))
+	auth := "inherit (API keys in the environment are used, and billed)"
+	if req.Auth == adapters.AuthLogin {
+		auth = "login (billed API keys removed; the CLI's saved login is used)"
+	}
+	line("auth", auth)
+	return b.String()
+}
+
+// limitsSummary lists the limits a run has, or "none".
+func limitsSummary(req adapters.Request) string {
+	l := req.Limits
+	var parts []string
+	if l.Timeout > 0 {
+		parts = append(parts, "timeout "+l.Timeout.String())
+	}
+	if l.IdleTimeout > 0 {
+		parts = append(parts, "idle timeout "+l.IdleTimeout.String())
+	}
+	if l.MaxCostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("max cost $%.2f", l.MaxCostUSD))
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{{"max tokens", l.MaxTokens}, {"max turns", l.MaxTurns}, {"max tool steps", l.MaxToolSteps}} {
+		if n.v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", n.name, n.v))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orElse(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
