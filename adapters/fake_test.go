@@ -261,6 +261,32 @@ var scenarios = map[string]func(args []string){
 		os.Stderr.WriteString("LAST STDERR LINE\n")
 		okStream(os.Stdout)
 	},
+	// tool: one tool call, the part of $HUB_FAKE_TOOL (OpenCode's tool part
+	// JSON), then (after $HUB_FAKE_HOLD, a duration, if set: the time a
+	// stop has to come) writes $HUB_FAKE_OUT and answers. A watch that
+	// stops the run at the call leaves no file.
+	"tool": func([]string) {
+		fmt.Println(stepLine)
+		fmt.Printf(`{"type":"tool_use","timestamp":1,"sessionID":"ses_fake1","part":%s}`+"\n", os.Getenv("HUB_FAKE_TOOL"))
+		if d, err := time.ParseDuration(os.Getenv("HUB_FAKE_HOLD")); err == nil {
+			time.Sleep(d)
+		}
+		if out := os.Getenv("HUB_FAKE_OUT"); out != "" {
+			os.WriteFile(out, []byte("went on"), 0o644)
+		}
+		okStream(os.Stdout)
+	},
+	// env: writes its environment, one K=V per line, to $HUB_FAKE_OUT.
+	"env": func([]string) {
+		os.WriteFile(os.Getenv("HUB_FAKE_OUT"), []byte(strings.Join(os.Environ(), "\n")), 0o644)
+		okStream(os.Stdout)
+	},
+	// argv: writes its arguments, one per line, to $HUB_FAKE_OUT (for
+	// each run of it but the version probe).
+	"argv": func(args []string) {
+		os.WriteFile(os.Getenv("HUB_FAKE_OUT"), []byte(strings.Join(args, "\n")), 0o644)
+		okStream(os.Stdout)
+	},
 	"denied": func([]string) {
 		fmt.Println(stepLine)
 		fmt.Println(`{"type":"tool_use","sessionID":"ses_fake1","part":{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"rm -rf /"},"error":"The user rejected permission to use this specific tool call."}}}`)

@@ -78,19 +78,19 @@ const (
 // Grant is how one agent honours one permission level: what Info.Grants
 // holds, and what the CLI's --confirm prompt shows.
 type Grant struct {
-	Level Permission
-	How   Enforcement
+	Level Permission  `json:"level"`
+	How   Enforcement `json:"how"`
 	// Means is what hub passes the CLI for the level (flags, config,
 	// environment), for people reading the table.
-	Means string
+	Means string `json:"means"`
 	// Note is what the mechanism does not cover; for Refused, what to use
 	// instead.
-	Note string
+	Note string `json:"note,omitempty"`
 	// Confined are the tool kinds beyond the level's own (see allowedKinds)
 	// that the CLI itself holds to the level, so the watch lets their calls
 	// through: a shell in Codex's sandbox, Claude Code's Bash under
-	// acceptEdits.
-	Confined []events.ToolKind
+	// acceptEdits. Under PermissionNone nothing passes.
+	Confined []events.ToolKind `json:"confined,omitempty"`
 }
 
 // grantFor returns the grant of level in info, or the run's error when the
@@ -151,7 +151,8 @@ func (w *permissionGuard) Check(b events.Body) *events.Error {
 	if !ok || w.g.Level == PermissionFull {
 		return nil
 	}
-	if !slices.Contains(allowedKinds(w.g.Level), st.Kind) && !slices.Contains(w.g.Confined, st.Kind) {
+	confined := w.g.Level != PermissionNone && slices.Contains(w.g.Confined, st.Kind)
+	if !slices.Contains(allowedKinds(w.g.Level), st.Kind) && !confined {
 		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted, w.hint(st.Kind),
 			"%s called tool %s (kind %s), which --permission %s does not grant; hub stopped the run at that call",
 			w.agent, st.Name, st.Kind, w.g.Level)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -22,23 +23,30 @@ type agentStatus struct {
 	Status     string `json:"status"` // "ok" or the bin that stops it: not_installed, unsupported_version
 	Message    string `json:"message"`
 	Hint       string `json:"hint"`
+	// Permissions says how the agent is held to each --permission level.
+	Permissions []adapters.Grant `json:"permissions"`
 }
 
 func agentsCommand() *cli.Command {
 	return &cli.Command{
-		Name:         "agents",
-		Usage:        "list the agents hub supports: installed or not, versions, paths",
-		Flags:        []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"}},
+		Name:  "agents",
+		Usage: "list the agents hub supports: installed or not, versions, paths",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print a JSON array"},
+			&cli.BoolFlag{Name: "permissions", Usage: "print how each agent is held to each --permission level (a Markdown table), and probe nothing"}},
 		OnUsageError: usageErr,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().Slice())
 			}
+			if c.Bool("permissions") {
+				_, err := fmt.Fprint(c.App.Writer, permissionTable())
+				return err
+			}
 			var rows []agentStatus
 			for _, name := range adapters.Names() {
 				ad, _ := adapters.Lookup(name)
 				info := ad.Info()
-				row := agentStatus{Name: name, MinVersion: info.MinVersion, Status: "ok", Hint: info.InstallHint}
+				row := agentStatus{Name: name, MinVersion: info.MinVersion, Status: "ok", Hint: info.InstallHint, Permissions: grants(info)}
 				inst, err := ad.Detect(c.Context, "")
 				row.Path, row.Version = inst.Path, inst.Version
 				row.Installed = inst.Path != ""
@@ -73,6 +81,37 @@ func agentsCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// grants are info's grants in the order of adapters.Permissions; a level
+// the adapter has no grant for is refused.
+func grants(info adapters.Info) []adapters.Grant {
+	out := make([]adapters.Grant, 0, len(adapters.Permissions))
+	for _, level := range adapters.Permissions {
+		g, ok := info.Grants[level]
+		if !ok {
+			g = adapters.Grant{How: adapters.Refused, Note: "hub does not know how to hold this agent to it"}
+		}
+		g.Level = level
+		out = append(out, g)
+	}
+	return out
+}
+
+// permissionTable is the agent × level table (SPEC §6.1) as Markdown: for
+// each agent and level, how it is enforced, what hub passes the CLI, and
+// what that does not cover. README.md holds it as printed.
+func permissionTable() string {
+	var b strings.Builder
+	b.WriteString("| agent | level | how | what hub passes the CLI | notes |\n|---|---|---|---|---|\n")
+	cell := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+	for _, name := range adapters.Names() {
+		ad, _ := adapters.Lookup(name)
+		for _, g := range grants(ad.Info()) {
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", name, g.Level, g.How, cell(g.Means), cell(g.Note))
+		}
+	}
+	return b.String()
 }
 
 func dash(s string) string {

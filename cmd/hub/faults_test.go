@@ -141,8 +141,10 @@ func runHub(t *testing.T, dialect, fault string, o runOpts) *hubRun {
 	}
 	output := cmpOr(o.output, "jsonl")
 	prompt := cmpOr(o.prompt, "Say hello.")
+	// The faults' transcripts call tools of every kind: --permission full,
+	// so that the watch (permission_test.go) does not stop them.
 	args := append([]string{"run", "--agent", dialect, "--bin", bin, "--output", output,
-		"--timeout", "60s", "--grace", "500ms"}, o.args...)
+		"--timeout", "60s", "--grace", "500ms", "--permission", "full", "--yes"}, o.args...)
 	args = append(args, "--", prompt)
 	cmd := exec.Command(cmpOr(o.hub, exe), args...)
 	rssFile := filepath.Join(dir, "maxrss")

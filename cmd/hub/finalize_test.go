@@ -41,7 +41,7 @@ func TestRunFinalizeFlags(t *testing.T) {
 		{"0", false, ""},
 	} {
 		out := filepath.Join(t.TempDir(), "stdin")
-		args := []string{"run", "--agent", "opencode", "--bin", bin, "--output", "json", "--grace", "200ms",
+		args := []string{"run", "--agent", "opencode", "--bin", bin, "--output", "json", "--grace", "200ms", "--permission", "full", "--yes",
 			"--max-tool-steps", "2", "--env", "HUB_FAKE_OUT=" + out}
 		if tt.finalize != "" {
 			args = append(args, "--finalize-timeout", tt.finalize)

@@ -529,7 +529,7 @@ func runStalled(t *testing.T, output, line string, onStderr bool) (code int, oth
 	bin := fakeAgent(t, `echo $$ > `+pidfile+`
 i=0; while [ $i -lt 2000 ]; do echo '`+line+`'; i=$((i+1)); done
 sleep 300`)
-	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", output, "--timeout", "1s", "--grace", "300ms", "x")
+	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", output, "--timeout", "1s", "--grace", "300ms", "--permission", "full", "--yes", "x")
 	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
 	r, w, err := os.Pipe()
 	if err != nil {

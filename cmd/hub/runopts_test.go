@@ -27,6 +27,8 @@ func defaultOptions() runOptions {
 		Finalize:     budget.DefaultFinalize,
 		AgentRetries: -1,
 		MaxLine:      adapters.DefaultMaxLine,
+		Permission:   "read-only",
+		Auth:         "inherit",
 		Args:         []string{"hi"},
 	}
 }
@@ -42,7 +44,9 @@ func defaultPlan() runPlan {
 				Linger:   budget.DefaultLinger,
 				Finalize: budget.DefaultFinalize,
 			},
-			MaxLine: adapters.DefaultMaxLine,
+			MaxLine:    adapters.DefaultMaxLine,
+			Permission: adapters.PermissionReadOnly,
+			Auth:       adapters.AuthInherit,
 		},
 		output: "text",
 	}
@@ -122,6 +126,14 @@ func TestPlan(t *testing.T) {
 		{name: "--max-turns negative", opts: func(o *runOptions) { o.MaxTurns = -5 }, err: "--max-turns must not be negative"},
 		{name: "--max-tool-steps negative", opts: func(o *runOptions) { o.MaxToolSteps = -5 }, err: "--max-tool-steps must not be negative"},
 		{name: "--max-line", opts: func(o *runOptions) { o.MaxLine = 4096 }, want: func(p *runPlan) { p.req.MaxLine = 4096 }},
+		{name: "--permission", opts: func(o *runOptions) { o.Permission = "workspace-write" }, want: func(p *runPlan) { p.req.Permission = adapters.PermissionWorkspaceWrite }},
+		{name: "--permission empty is the default", opts: func(o *runOptions) { o.Permission = "" }},
+		{name: "--permission unknown", opts: func(o *runOptions) { o.Permission = "write" }, err: `--permission "write": want one of none, read-only, workspace-write, full`},
+		{name: "--auth login", opts: func(o *runOptions) { o.Auth = "login" }, want: func(p *runPlan) { p.req.Auth = adapters.AuthLogin }},
+		{name: "--auth unknown", opts: func(o *runOptions) { o.Auth = "key" }, err: `--auth "key": want inherit or login`},
+		{name: "--confirm", opts: func(o *runOptions) { o.Confirm = true }, want: func(p *runPlan) { p.approval.confirm = true }},
+		{name: "--yes", opts: func(o *runOptions) { o.Yes = true }, want: func(p *runPlan) { p.approval.yes = true }},
+		{name: "--confirm and --yes", opts: func(o *runOptions) { o.Confirm, o.Yes = true, true }, err: "give one of them"},
 		{name: "--max-line negative", opts: func(o *runOptions) { o.MaxLine = -5 }, err: "--max-line must not be negative"},
 		{name: "--agent-retries with a warning", opts: func(o *runOptions) { o.AgentRetries = 2 },
 			want: func(p *runPlan) {

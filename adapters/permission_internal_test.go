@@ -1,0 +1,102 @@
+package adapters
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hubcli/hub/events"
+)
+
+// TestWatchPaths checks the watch's path rule under workspace-write: where
+// a write lands, links followed (also dangling ones, and for paths that do
+// not exist yet), decides, whatever the path looks like.
+func TestWatchPaths(t *testing.T) {
+	t.Parallel()
+	cwd, outside := t.TempDir(), t.TempDir()
+	for _, l := range []struct{ target, name string }{
+		{outside, "out"}, // a directory outside
+		{filepath.Join(outside, "new.txt"), "dang"}, // a dangling link to a file outside
+		{"../" + filepath.Base(outside), "rel"},     // a relative link outside (both are in the same temp dir)
+		{filepath.Join(cwd, "sub"), "in"},           // a link that stays inside
+		{"loop2", "loop1"}, {"loop1", "loop2"},      // a cycle
+	} {
+		if err := os.Symlink(l.target, filepath.Join(cwd, l.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(cwd, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The run's cwd given through a link: the root is where it leads.
+	viaLink := filepath.Join(t.TempDir(), "cwd")
+	if err := os.Symlink(cwd, viaLink); err != nil {
+		t.Fatal(err)
+	}
+	w := newPermissionGuard("x", Grant{Level: PermissionWorkspaceWrite}, viaLink)
+	tests := []struct {
+		input string
+		ok    bool
+	}{
+		{`{"filePath":"a.txt"}`, true},
+		{`{"file_path":"sub/new/deeper/a.txt"}`, true},
+		{`{"path":"in/a.txt"}`, true},
+		{`{"filePath":"` + viaLink + `/a.txt"}`, true},
+		{`{"filePath":"` + cwd + `"}`, true},
+		{`{"content":"no path: left to the CLI"}`, true},
+		{`{"filePath":"out/a.txt"}`, false},
+		{`{"filePath":"dang"}`, false},
+		{`{"filePath":"rel/x"}`, false},
+		{`{"filePath":"sub/../../x"}`, false},
+		{`{"filePath":"/etc/passwd"}`, false},
+		{`{"notebook_path":"` + outside + `/n.ipynb"}`, false},
+		{`{"changes":[{"path":"a.txt","kind":"add"},{"path":"` + outside + `/b","kind":"add"}]}`, false},
+		{`{"filePath":"loop1/x"}`, true}, // a write through a cycle fails (ELOOP); it lands nowhere
+	}
+	for _, tt := range tests {
+		err := w.Check(events.ToolStarted{Name: "write", Kind: events.ToolWrite, Input: json.RawMessage(tt.input)})
+		if (err == nil) != tt.ok {
+			t.Errorf("write %s: error %v, want ok=%v", tt.input, err, tt.ok)
+		}
+		if err != nil && (err.Bin != events.BinPermissionDenied || err.Reason != events.ReasonEffectNotGranted) {
+			t.Errorf("write %s: %s/%s", tt.input, err.Bin, err.Reason)
+		}
+	}
+}
+
+// TestWatchKinds checks which tool kinds each level lets through the watch,
+// with and without a CLI that confines its shell itself.
+func TestWatchKinds(t *testing.T) {
+	t.Parallel()
+	all := []events.ToolKind{events.ToolShell, events.ToolRead, events.ToolWrite, events.ToolEdit, events.ToolSearch, events.ToolWeb, events.ToolMCP, events.ToolTask, events.ToolOther}
+	want := map[Permission]string{ // the kinds let through, in all's order
+		PermissionNone:           "",
+		PermissionReadOnly:       "read search web other",
+		PermissionWorkspaceWrite: "read write edit search web other",
+		PermissionFull:           "shell read write edit search web mcp task other",
+	}
+	for level, kinds := range want {
+		for _, confined := range []bool{false, true} {
+			g := Grant{Level: level}
+			wantKinds := kinds
+			if confined {
+				g.Confined = []events.ToolKind{events.ToolShell}
+				if level == PermissionReadOnly || level == PermissionWorkspaceWrite {
+					wantKinds = "shell " + kinds
+				}
+			}
+			w := newPermissionGuard("x", g, t.TempDir())
+			var got []string
+			for _, k := range all {
+				if w.Check(events.ToolStarted{Name: "t", Kind: k, Input: json.RawMessage(`{"filePath":"a"}`)}) == nil {
+					got = append(got, string(k))
+				}
+			}
+			if g := strings.Join(got, " "); g != wantKinds {
+				t.Errorf("%s (confined shell %v): let through %q, want %q", level, confined, g, wantKinds)
+			}
+		}
+	}
+}
