@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The main job, offline: builds hub, installs the pinned OpenCode CLI, starts
 # hub's mock model server on 127.0.0.1, and runs the real OpenCode through
-# `hub run` — once for people (text), once for programs (jsonl), and once
-# against a provider that rejects the API key, to show an error bin.
+# `hub run` — for people (text) under the default read-only grant, twice
+# under --permission workspace-write (a write inside --cwd lands on the
+# disk, one outside it does not), for programs (jsonl), and against a
+# provider that rejects the API key, to show an error bin.
 #
 #   bash scripts/demo.sh
 set -euo pipefail
@@ -50,7 +52,21 @@ hub=(bin/hub run --agent opencode --model mock/mock-model --cwd "$work/project" 
 
 echo
 echo "\$ hub run --agent opencode --output text \"Check the shell works, then report. MOCK_TOOL\""
+echo "  (the default --permission read-only: the shell is not offered, and a read outside --cwd is denied)"
 "${hub[@]}" --output text "Check the shell works, then report. MOCK_TOOL"
+
+notes=$work/project/notes.txt outside=$work/outside.txt
+echo
+echo "\$ hub run --agent opencode --permission workspace-write --output text \"… MOCK_CALL write {\\\"filePath\\\":\\\"$notes\\\", …}\""
+"${hub[@]}" --permission workspace-write --output text "Write the notes. MOCK_CALL write {\"filePath\":\"$notes\",\"content\":\"written by the agent\"}"
+echo "demo: $notes holds: $(cat "$notes")"
+echo
+echo "\$ hub run --agent opencode --permission workspace-write --output text \"… MOCK_CALL write {\\\"filePath\\\":\\\"$outside\\\", …}\""
+status=0
+"${hub[@]}" --permission workspace-write --output text "Write outside. MOCK_CALL write {\"filePath\":\"$outside\",\"content\":\"x\"}" || status=$?
+if [[ -e $outside ]]; then echo "demo: $outside was written: the grant did not hold" >&2; exit 1; fi
+echo "demo: hub exited $status (6 = permission_denied), and $outside was not written"
+[[ $status -eq 6 ]]
 
 echo
 echo "\$ hub run --agent opencode --output jsonl \"Say hello. MOCK_TEXT\""
