@@ -15,13 +15,21 @@
 //     transport, into the run's events: triage, decode, sanitize, meter,
 //     notice caps, redaction, sequence numbers;
 //   - the guards (guard.go) see each event and may stop the run: budgets,
-//     tool steps, agent retries, fail-fast, and the caller's (WithGuard);
+//     tool steps, agent retries, fail-fast, the permission watch
+//     (permission.go), and the caller's (WithGuard);
 //   - the verdict (verdict.go, decide) is the one function that decides how
 //     the run ended, from a record of what stopped it, the decoder's outcome
 //     and the exit record (SPEC §4).
 //
 // The final-answer resume after --max-tool-steps (finalize.go) is a second
 // attempt on the same stream, judged by the same verdict.
+//
+// Before anything starts, the run's grant is decided (SPEC §6.1):
+// Request.Permission against the agent's Info.Grants (a level it cannot be
+// held to is refused), Request.Auth (AuthLogin removes BilledKeys from its
+// environment), and the caller's Confirm (WithConfirm). Each adapter maps
+// the level onto its CLI in Command; the watch checks every tool call
+// against it.
 //
 // Request is the task (agent, prompt, model, cwd, limits); Options are the
 // runner's knobs (run id, clock, orphan reaping, force kill, raw log,

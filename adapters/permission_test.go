@@ -303,3 +303,22 @@ func TestConfirm(t *testing.T) {
 		t.Errorf("exit_code = %d, want null: nothing ran", *res.fin.ExitCode)
 	}
 }
+
+// TestAgentPWD checks that the agent's PWD names its working directory,
+// not hub's: OpenCode resolves paths and its external_directory rule
+// against PWD.
+func TestAgentPWD(t *testing.T) {
+	t.Parallel()
+	cwd, out := t.TempDir(), filepath.Join(t.TempDir(), "env")
+	res := runFake(t, t.Context(), "env", func(r *adapters.Request) {
+		r.Cwd, r.Env = cwd, []string{"HUB_FAKE_OUT=" + out, "PWD=/caller/value"}
+	})
+	wantBin(t, res.fin, "", "")
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env := strings.Split(string(b), "\n"); !slices.Contains(env, "PWD="+cwd) {
+		t.Errorf("agent environment has no PWD=%s", cwd)
+	}
+}

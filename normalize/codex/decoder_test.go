@@ -365,3 +365,25 @@ func TestUnfinishedTool(t *testing.T) {
 		t.Errorf("a second turn end closed the tool again: %+v", more)
 	}
 }
+
+// TestSandboxFailed: where Codex's sandbox cannot start, every command
+// fails with bubblewrap's message (recorded with 0.169.0 in a user
+// namespace with max_user_namespaces 0) and the turn still completes: the
+// decoder stops the run as permission_denied/effect_not_granted. A command
+// that fails on its own does not.
+func TestSandboxFailed(t *testing.T) {
+	failed := `{"type":"item.completed","item":{"id":"item_2","type":"command_execution","command":"/bin/bash -lc 'cat /etc/hostname'","aggregated_output":"bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded (ENOSPC)\n","exit_code":1,"status":"failed"}}`
+	d := codex.New(codex.Options{})
+	decode(d, started, turn, failed)
+	a := d.Status().Abort
+	if a == nil || a.Bin != events.BinPermissionDenied || a.Reason != events.ReasonEffectNotGranted ||
+		!strings.Contains(a.Message, "bwrap: Creating new namespace failed") || strings.Contains(a.Message, "\n") {
+		t.Fatalf("abort = %+v, want effect_not_granted quoting bubblewrap's first line", a)
+	}
+	own := strings.Replace(failed, `bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded (ENOSPC)\n`, `cat: /etc/hostname: No such file or directory\n`, 1)
+	d = codex.New(codex.Options{})
+	decode(d, started, turn, own, answer, completed)
+	if a := d.Status().Abort; a != nil {
+		t.Errorf("a command failing on its own aborted the run: %+v", a)
+	}
+}
