@@ -65,7 +65,7 @@ var info = adapters.Info{
 	LoginHint:   "run `codex login`",
 	Grants: map[adapters.Permission]adapters.Grant{
 		adapters.PermissionNone: {How: adapters.Watched, Means: "--sandbox=read-only --disable=shell_tool",
-			Note: "Codex cannot be given no tools: its shell is removed and its read-only sandbox blocks writes, and hub stops the run at any tool call (apply_patch, view_image, web search)"},
+			Note: "Codex cannot be given no tools: its shell is removed and its read-only sandbox blocks writes, and hub stops the run at any tool call Codex reports (a patch its sandbox rejects is not reported, and changes nothing)"},
 		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--sandbox=read-only",
 			Note:     "the sandbox (bubblewrap, seccomp) lets commands read outside --cwd too; calls it blocks are not reported in --json, so they are not counted as denied",
 			Confined: []events.ToolKind{events.ToolShell}},
