@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -231,6 +232,13 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 		inherited, added = withoutBilledKeys(inherited), withoutBilledKeys(added)
 	}
 	env := append(append(append(inherited, added...), req.Env...), spec.EnvLast...)
+	// PWD names the directory the agent runs in, as a shell sets it: a
+	// PWD inherited from hub names hub's own, and OpenCode (1.18.33) takes
+	// its project directory from PWD, not from its working directory,
+	// resolving relative paths and its external_directory check against it.
+	if cwd, err := filepath.Abs(r.cwd()); err == nil {
+		env = append(env, "PWD="+cwd)
+	}
 	dec := ad.NewDecoder(req)
 	watch := newPermissionGuard(req.Agent, r.grant, r.cwd())
 	r.s.attempt(dec, req.MaxLine, env, r.s.guardsFor(req, req.Limits, dec, &r.warned, append([]Guard{watch}, r.opt.guards...)))
