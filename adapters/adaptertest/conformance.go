@@ -175,6 +175,13 @@ var UUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 // changed on the way to the model.
 const TextPrompt = "--help -v \"quoted\"  two  spaces -\nsecond line. Say hello. " + string(mockllm.Text)
 
+// GrantFull is a request edit for [Env.Run]: the run gets
+// adapters.PermissionFull, for a test whose mock model calls a shell tool
+// that the default grant (read-only) may not offer. It is what the
+// scenarios of Conformance that run a tool (Tool, ToolKilled, FinalAnswer)
+// use; hub's own --yes rule is the CLI's, not the library's.
+func GrantFull(req *adapters.Request) { req.Permission = adapters.PermissionFull }
+
 // grace is the grace period of the scenarios that stop the CLI.
 const grace = 2 * time.Second
 
@@ -198,7 +205,9 @@ const grace = 2 * time.Second
 //   - FailFast: with the CLI's default retries, hub stops a 401 at its
 //     first retry notice.
 //
-// Every run is checked by RunChecked (a valid stream, nothing left
+// The runs that call a tool (Tool, ToolKilled, FinalAnswer) are granted
+// adapters.PermissionFull ([GrantFull]); the others run at the default
+// level. Every run is checked by RunChecked (a valid stream, nothing left
 // running). A scenario in a.Skip is skipped with its reason. Conformance
 // fails t at once if a.Skip names an unknown scenario or a.Configure is
 // nil, and fails the scenario that needs a setting left unset (Idle:
@@ -350,7 +359,7 @@ func conformText(t *testing.T, a Agent) {
 
 func conformTool(t *testing.T, a Agent) {
 	e := a.Prepare(t, Setup{})
-	r := e.Run(t, "Run the marker command. "+string(mockllm.Tool), budget.Limits{})
+	r := e.Run(t, "Run the marker command. "+string(mockllm.Tool), budget.Limits{}, GrantFull)
 	if a.Tool.OutputWrapped {
 		a.WantOK(t, r, "")
 		if !strings.HasPrefix(r.Fin.Text, mockllm.ToolAnswerPrefix) || !strings.Contains(r.Fin.Text, mockllm.ToolOutput) {
@@ -529,7 +538,7 @@ func conformToolKilled(t *testing.T, a Agent) {
 		mark := filepath.Join(e.Dir, "tool-ran")
 		e.ShellInit(t, "echo() { : > "+mark+"; sleep 300; builtin echo \"$@\"; }\n")
 		lim := budget.Limits{Timeout: timeout, Grace: grace}
-		r := e.Run(t, "Run it. "+string(mockllm.Tool), lim)
+		r := e.Run(t, "Run it. "+string(mockllm.Tool), lim, GrantFull)
 		WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
 		WantTook(t, r, lim)
 		if n := len(r.Notices(events.NoticeRetry)); n != 0 {
@@ -576,7 +585,7 @@ func conformMaxCost(t *testing.T, a Agent) {
 
 func conformFinalAnswer(t *testing.T, a Agent) {
 	e := a.Prepare(t, Setup{})
-	r := e.Run(t, "Loop. "+string(mockllm.ToolLoop), budget.Limits{MaxToolSteps: 2, Grace: grace})
+	r := e.Run(t, "Loop. "+string(mockllm.ToolLoop), budget.Limits{MaxToolSteps: 2, Grace: grace}, GrantFull)
 	CheckFinalAnswer(t, r.Fin, e.Server)
 }
 

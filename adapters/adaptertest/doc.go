@@ -16,6 +16,10 @@
 //     [CheckUsage], [CheckFinalAnswer]);
 //   - conformance.go: [Conformance], the scenarios every agent must pass
 //     against the mock server, driven by a per-agent [Agent];
+//   - permission.go: [Permissions], the --permission tests checked on the
+//     disk: each level × [Effect] (a write or shell write inside the
+//     working directory, outside it, through a link) must come to its
+//     [Outcome], driven by a per-agent [PermissionAgent];
 //   - bench.go and decoder.go: [BenchReplay], [BenchDecoder] and
 //     [CheckLineNotKept] on recorded and generated transcripts;
 //   - script.go: [WriteScript] writes a program a test runs (a fake agent, a

@@ -50,7 +50,7 @@ var info = adapters.Info{
 		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--permission-mode=acceptEdits",
 			Note:     "Claude Code accepts edits and the Bash commands it can check (redirects, rm, cp…) under --cwd, symbolic links resolved, and denies the rest, commands it cannot parse included (tool.finished status denied)",
 			Confined: []events.ToolKind{events.ToolShell, events.ToolTask}},
-		adapters.PermissionFull: {How: adapters.Native, Means: "--permission-mode=bypassPermissions; as root, which Claude Code refuses it to, --permission-mode=acceptEdits --allowedTools=" + rootFullTools,
+		adapters.PermissionFull: {How: adapters.Native, Means: "--permission-mode=bypassPermissions; as root, which Claude Code refuses it to, --permission-mode=acceptEdits --allowedTools=" + rootFullTools + " --add-dir=/",
 			Note: "as root, MCP tools still need approval and are denied"},
 	},
 }
@@ -59,6 +59,10 @@ var info = adapters.Info{
 // runs as root: Claude Code refuses bypassPermissions to root ("cannot be
 // used with root/sudo privileges for security reasons", 2.1.328) unless
 // IS_SANDBOX is set, which would claim a sandbox hub does not provide.
+// Pre-approved tools still may not write through a symbolic link that
+// leads outside the working directories ("… resolves through a symlink to
+// …, which is outside the allowed working directories", Write and Bash
+// alike, 2.1.328): --add-dir=/ makes every directory a working one.
 const rootFullTools = "Bash,Edit,Write,NotebookEdit,WebFetch,WebSearch,Read,Glob,Grep,Task,Agent"
 
 // Command implements adapters.Adapter. The argv is
@@ -106,7 +110,7 @@ func permissionArgs(level adapters.Permission, root bool) []string {
 		return []string{"--permission-mode=acceptEdits"}
 	case adapters.PermissionFull:
 		if root {
-			return []string{"--permission-mode=acceptEdits", "--allowedTools=" + rootFullTools}
+			return []string{"--permission-mode=acceptEdits", "--allowedTools=" + rootFullTools, "--add-dir=/"}
 		}
 		return []string{"--permission-mode=bypassPermissions"}
 	}

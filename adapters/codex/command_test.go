@@ -22,7 +22,7 @@ func TestCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"exec", "--json", "--skip-git-repo-check", "-c", "features.unbounded_connection_retries=false",
-		"--model=gpt-5.4", "resume", "--", "01A22AFF-1a95-7700-bf1c-36219f65fb8a", "-"}
+		"--model=gpt-5.4", "--sandbox=read-only", "resume", "--", "01A22AFF-1a95-7700-bf1c-36219f65fb8a", "-"}
 	if !slices.Equal(cmd.Args, want) {
 		t.Errorf("args = %q, want %q", cmd.Args, want)
 	}
@@ -115,7 +115,7 @@ func TestCommandAgentRetries(t *testing.T) {
 			t.Errorf("config %q: args %q, want no retry keys", cfg, got)
 		}
 	}
-	if got := args("", func(r *adapters.Request) { r.AgentRetries = nil; r.NoTools = true }); !strings.Contains(strings.Join(got, " "), `-c sandbox_mode="read-only"`) {
+	if got := args("", func(r *adapters.Request) { r.AgentRetries = nil; r.NoTools = true }); !slices.Contains(got, "--sandbox=read-only") {
 		t.Errorf("NoTools: args %q, want a read-only sandbox", got)
 	}
 }

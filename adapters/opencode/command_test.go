@@ -47,8 +47,10 @@ func TestCommandNoTools(t *testing.T) {
 	if got, _ := json.Marshal(agents["hub-final-answer"]); string(got) != askAll || agents["build"] == nil || cfg["model"] != nil {
 		t.Errorf("inline config from --env = %v, want the caller's build agent kept and hub's agent replaced", cfg)
 	}
+	// Without NoTools, the agent is the grant's (read-only by default).
 	cmd, err := a.Command(adapters.Request{Prompt: "hi"}, inst)
-	if err != nil || len(cmd.EnvLast) != 0 || slices.ContainsFunc(cmd.Args, func(s string) bool { return strings.HasPrefix(s, "--agent") }) {
-		t.Errorf("without NoTools: args %q, EnvLast %q, %v; want neither", cmd.Args, cmd.EnvLast, err)
+	if err != nil || len(cmd.EnvLast) != 1 || !strings.Contains(cmd.EnvLast[0], `"hub-read-only":`) || strings.Contains(cmd.EnvLast[0], "hub-final-answer") ||
+		!slices.Contains(cmd.Args, "--agent=hub-read-only") {
+		t.Errorf("without NoTools: args %q, EnvLast %q, %v; want --agent=hub-read-only and only that agent defined", cmd.Args, cmd.EnvLast, err)
 	}
 }

@@ -103,15 +103,16 @@ func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
 // so tool call 2, the crossing one, has run; in the resume, OpenCode asks for
 // permission, cannot, and rejects the call: it runs nothing more, even with
 // the caller's own inline config allowing every tool, and hub ends the
-// resume without a final answer. Each run of the tool appends a line to a
-// file (BASH_ENV).
+// resume without a final answer. The run is granted --permission full
+// (the default, read-only, offers no bash). Each run of the tool appends a
+// line to a file (BASH_ENV).
 func TestRealFinalAnswerRunsNoTool(t *testing.T) {
 	t.Parallel()
 	e := agent.Prepare(t, adaptertest.Setup{})
 	marks := filepath.Join(e.Dir, "marks")
 	e.ShellInit(t, "builtin echo ran >> "+marks+"\n")
 	e.Env = append(e.Env, `OPENCODE_CONFIG_CONTENT={"permission":{"*":"allow"}}`)
-	r := e.Run(t, "Loop. "+string(mockllm.ToolForever), budget.Limits{MaxToolSteps: 1, Grace: 2 * time.Second})
+	r := e.Run(t, "Loop. "+string(mockllm.ToolForever), budget.Limits{MaxToolSteps: 1, Grace: 2 * time.Second}, adaptertest.GrantFull)
 	adaptertest.WantErr(t, r.Fin, events.BinBudgetExceeded, events.ReasonToolSteps, 0)
 	if r.Fin.Partial || !strings.Contains(r.Fin.Error.Message, "called a tool during the final-answer resume") {
 		t.Errorf("run.finished partial=%v error %q, want no final answer because the resume called a tool", r.Fin.Partial, r.Fin.Error.Message)

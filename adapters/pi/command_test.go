@@ -13,24 +13,26 @@ import (
 // TestCommand: argv always has --print --mode json; the model and session
 // map to pi's flags; a prompt pi would read as an option or a file, or one
 // too long for one argument, goes on stdin; any other is the last argument.
+// The default permission (read-only) offers pi's read tools only.
 func TestCommand(t *testing.T) {
 	t.Parallel()
+	const ro = " --tools read,grep,find,ls"
 	long := strings.Repeat("a", 200<<10)
 	tests := []struct {
 		req   adapters.Request
 		args  string
 		stdin string
 	}{
-		{adapters.Request{Prompt: "hi"}, "--print --mode json hi", ""},
-		{adapters.Request{Prompt: "hi", Model: "mock/mock-model"}, "--print --mode json --provider mock --model mock-model hi", ""},
-		{adapters.Request{Prompt: "hi", Model: "openrouter/anthropic/claude"}, "--print --mode json --provider openrouter --model anthropic/claude hi", ""},
-		{adapters.Request{Prompt: "hi", Model: "sonnet:high"}, "--print --mode json --model sonnet:high hi", ""},
-		{adapters.Request{Prompt: "hi", Resume: "01a22b38-0219-7031-832a-16d4def5925b"}, "--print --mode json --session 01a22b38-0219-7031-832a-16d4def5925b hi", ""},
-		{adapters.Request{Prompt: "--help"}, "--print --mode json", "--help"},
-		{adapters.Request{Prompt: "-v"}, "--print --mode json", "-v"},
-		{adapters.Request{Prompt: "@file.md"}, "--print --mode json", "@file.md"},
-		{adapters.Request{Prompt: " -x"}, "--print --mode json  -x", ""},
-		{adapters.Request{Prompt: long}, "--print --mode json", long},
+		{adapters.Request{Prompt: "hi"}, "--print --mode json" + ro + " hi", ""},
+		{adapters.Request{Prompt: "hi", Model: "mock/mock-model"}, "--print --mode json --provider mock --model mock-model" + ro + " hi", ""},
+		{adapters.Request{Prompt: "hi", Model: "openrouter/anthropic/claude"}, "--print --mode json --provider openrouter --model anthropic/claude" + ro + " hi", ""},
+		{adapters.Request{Prompt: "hi", Model: "sonnet:high"}, "--print --mode json --model sonnet:high" + ro + " hi", ""},
+		{adapters.Request{Prompt: "hi", Resume: "01a22b38-0219-7031-832a-16d4def5925b"}, "--print --mode json --session 01a22b38-0219-7031-832a-16d4def5925b" + ro + " hi", ""},
+		{adapters.Request{Prompt: "--help"}, "--print --mode json" + ro, "--help"},
+		{adapters.Request{Prompt: "-v"}, "--print --mode json" + ro, "-v"},
+		{adapters.Request{Prompt: "@file.md"}, "--print --mode json" + ro, "@file.md"},
+		{adapters.Request{Prompt: " -x"}, "--print --mode json" + ro + "  -x", ""},
+		{adapters.Request{Prompt: long}, "--print --mode json" + ro, long},
 	}
 	for _, tt := range tests {
 		cmd, err := (&pi.Adapter{}).Command(tt.req, adapters.Install{Path: "/bin/pi"})

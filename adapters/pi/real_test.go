@@ -160,7 +160,7 @@ func TestRealToolFails(t *testing.T) {
 	t.Parallel()
 	e := agent.Prepare(t, adaptertest.Setup{})
 	e.ShellInit(t, "echo() { builtin echo \"$@\"; return 3; }\n")
-	r := e.Run(t, "Run it. "+string(mockllm.Tool), budget.Limits{})
+	r := e.Run(t, "Run it. "+string(mockllm.Tool), budget.Limits{}, adaptertest.GrantFull)
 	if !r.Fin.OK {
 		t.Fatalf("run.finished not ok: %v", r.Fin.Error)
 	}
@@ -170,7 +170,8 @@ func TestRealToolFails(t *testing.T) {
 	}
 }
 
-// TestRealToolRead: with only the read tool offered, the mock reads a file.
+// TestRealToolRead: with the default grant (read-only: pi's read, grep,
+// find and ls, no bash), the mock reads a file.
 func TestRealToolRead(t *testing.T) {
 	t.Parallel()
 	want, err := os.ReadFile(mockllm.ToolReadPath)
@@ -178,13 +179,7 @@ func TestRealToolRead(t *testing.T) {
 		t.Skipf("%s: %v", mockllm.ToolReadPath, err)
 	}
 	e := agent.Prepare(t, adaptertest.Setup{})
-	// pi has no settings for its tool list: pass --tools through a wrapper
-	// that execs pi, so the process hub watches is pi itself.
-	wrapper := filepath.Join(e.Dir, "pi-wrapper")
-	if err := adaptertest.WriteScript(wrapper, []byte("#!/bin/sh\nexec "+adaptertest.Bin(t, "pi")+` --tools read "$@"`+"\n")); err != nil {
-		t.Fatal(err)
-	}
-	r := e.Run(t, "Read the marker file. "+string(mockllm.Tool), budget.Limits{}, func(req *adapters.Request) { req.Bin = wrapper })
+	r := e.Run(t, "Read the marker file. "+string(mockllm.Tool), budget.Limits{})
 	agent.WantOK(t, r, mockllm.ToolAnswerPrefix+strings.TrimSpace(string(want)))
 	started, finished := r.Tool()
 	if started == nil || started.Name != "read" || started.Kind != events.ToolRead || string(started.Input) != `{"path":"`+mockllm.ToolReadPath+`"}` {

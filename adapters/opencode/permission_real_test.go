@@ -1,0 +1,52 @@
+package opencode_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
+)
+
+// TestRealPermissions: OpenCode at each --permission level writing a file
+// with its write tool and with bash, checked on the disk
+// (adaptertest.Permissions). OpenCode starts slowly, so only the runs that
+// test something of their own are made: under none the tool list (empty)
+// and one call; under read-only one write (what it offers, in the answer,
+// has no write and no bash); under workspace-write every effect but a
+// shell write outside (bash is not offered at all, shell-inside shows
+// it); under full a write outside and a shell write (inside is implied).
+func TestRealPermissions(t *testing.T) {
+	t.Parallel()
+	adaptertest.Permissions(t, adaptertest.PermissionAgent{
+		Agent: agent,
+		Write: func(path, content string) string {
+			return adaptertest.JSONCall("write", map[string]string{"filePath": path, "content": content})
+		},
+		Shell: func(path, content string) string {
+			return adaptertest.JSONCall("bash", map[string]string{"command": "echo " + content + " > " + path, "description": "w"})
+		},
+		NoneTools: []string{},
+		Want: map[adapters.Permission]map[adaptertest.Effect]adaptertest.Want{
+			adapters.PermissionNone: {
+				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered},
+			},
+			adapters.PermissionReadOnly: {
+				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED write"},
+			},
+			adapters.PermissionWorkspaceWrite: {
+				adaptertest.WriteInside: {Outcome: adaptertest.Written},
+				// OpenCode's external_directory rule refuses it, but OpenCode
+				// reports a call only once it has ended: hub's watch stops
+				// the run at that report.
+				adaptertest.WriteOutside: {Outcome: adaptertest.Stopped, Says: "outside the working directory"},
+				adaptertest.ShellInside:  {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED bash"},
+				// OpenCode does not resolve links: hub refuses such a --cwd.
+				adaptertest.WriteLink: {Outcome: adaptertest.Refused, Says: "leads outside the working directory"},
+			},
+			adapters.PermissionFull: {
+				adaptertest.WriteOutside: {Outcome: adaptertest.Written},
+				adaptertest.ShellInside:  {Outcome: adaptertest.Written},
+			},
+		},
+	})
+}

@@ -1,0 +1,79 @@
+package pi_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
+)
+
+// TestRealPermissions: pi at each --permission level writing a file with
+// its write tool and with bash, inside --cwd, outside it and through a
+// link that leads outside, checked on the disk (adaptertest.Permissions).
+// pi has no sandbox: under workspace-write hub's extension (confine.ts)
+// vetoes a write outside before it runs, and bash is not offered.
+// Left out: read-only and none offer neither write nor bash, so where the
+// file would go changes nothing.
+func TestRealPermissions(t *testing.T) {
+	t.Parallel()
+	adaptertest.Permissions(t, adaptertest.PermissionAgent{
+		Agent: agent,
+		Write: func(path, content string) string {
+			return adaptertest.JSONCall("write", map[string]string{"path": path, "content": content})
+		},
+		Shell: func(path, content string) string {
+			return adaptertest.JSONCall("bash", map[string]string{"command": "echo " + content + " > " + path})
+		},
+		NoneTools: []string{},
+		Want: map[adapters.Permission]map[adaptertest.Effect]adaptertest.Want{
+			adapters.PermissionNone: {
+				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered},
+			},
+			adapters.PermissionReadOnly: {
+				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED write"},
+				adaptertest.ShellInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED bash"},
+			},
+			adapters.PermissionWorkspaceWrite: {
+				adaptertest.WriteInside: {Outcome: adaptertest.Written},
+				// pi reports the call (tool_execution_start) before its
+				// extensions run: hub's watch stops it first
+				// (TestRealPermissionsExtension has the extension block).
+				adaptertest.WriteOutside: {Outcome: adaptertest.Stopped, Says: "outside the working directory"},
+				adaptertest.ShellInside:  {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED bash"},
+				adaptertest.WriteLink:    {Outcome: adaptertest.Stopped, Says: "/link/write-link.txt, which resolves to "},
+			},
+			adapters.PermissionFull: {
+				adaptertest.WriteInside:  {Outcome: adaptertest.Written},
+				adaptertest.WriteOutside: {Outcome: adaptertest.Written},
+				adaptertest.ShellInside:  {Outcome: adaptertest.Written},
+				adaptertest.ShellOutside: {Outcome: adaptertest.Written},
+				adaptertest.WriteLink:    {Outcome: adaptertest.Written},
+			},
+		},
+	})
+}
+
+// TestRealPermissionsExtension: pi reads a path "@/abs/file" as
+// /abs/file (its tools drop a leading "@"), which hub's watch reads as a
+// relative path inside --cwd and lets through; hub's extension resolves
+// it as pi does and blocks the write before it runs, and pi reports the
+// call failed with the extension's reason ("hub: …"), which hub counts as
+// denied.
+func TestRealPermissionsExtension(t *testing.T) {
+	t.Parallel()
+	write := func(path, content string) string {
+		return adaptertest.JSONCall("write", map[string]string{"path": "@" + path, "content": content})
+	}
+	adaptertest.Permissions(t, adaptertest.PermissionAgent{
+		Agent: agent,
+		Write: write,
+		Shell: write, // not called
+		Want: map[adapters.Permission]map[adaptertest.Effect]adaptertest.Want{
+			adapters.PermissionWorkspaceWrite: {
+				adaptertest.WriteInside:  {Outcome: adaptertest.Written},
+				adaptertest.WriteOutside: {Outcome: adaptertest.Denied, Says: "hub: @"},
+				adaptertest.WriteLink:    {Outcome: adaptertest.Denied, Says: "hub: @"},
+			},
+		},
+	})
+}
