@@ -245,8 +245,8 @@ func within(root, p string) bool {
 // external_directory rule): a write through such a link would land outside
 // the grant. The error is permission_denied/effect_not_granted naming the
 // first link found; a directory that cannot be read is skipped (the agent
-// cannot write there either). It reads the whole tree: about 0.1 s per
-// 100,000 entries.
+// cannot write there either). It reads the whole tree: 0.11 s for the
+// 21,343 entries of hub's .tools (npm packages, warm cache, 2 busy cores).
 func CheckLinks(agent, dir string) error {
 	if dir == "" {
 		dir, _ = os.Getwd()
