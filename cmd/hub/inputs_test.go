@@ -101,13 +101,19 @@ type hubProc struct {
 // startHub starts `hub args…` with stdin (nil: /dev/null).
 func startHub(t *testing.T, stdin io.Reader, args ...string) *hubProc {
 	t.Helper()
+	return startHubWith(t, stdin, nil, args...)
+}
+
+// startHubWith is startHub with the process attributes attr (nil: none).
+func startHubWith(t *testing.T, stdin io.Reader, attr *syscall.SysProcAttr, args ...string) *hubProc {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &hubProc{cmd: exec.Command(exe, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	h.cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
-	h.cmd.Stdin, h.cmd.Stdout, h.cmd.Stderr = stdin, h.stdout, h.stderr
+	h.cmd.Stdin, h.cmd.Stdout, h.cmd.Stderr, h.cmd.SysProcAttr = stdin, h.stdout, h.stderr, attr
 	h.start = time.Now()
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)

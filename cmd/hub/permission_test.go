@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -156,34 +155,6 @@ func readUntil(t *testing.T, ptmx *os.File, want string) string {
 	}
 }
 
-// startHubWith is startHub with stdin and the process attributes given.
-func startHubWith(t *testing.T, stdin *os.File, attr *syscall.SysProcAttr, args ...string) *hubProc {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &hubProc{cmd: exec.Command(exe, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	h.cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
-	h.cmd.Stdout, h.cmd.Stderr, h.cmd.SysProcAttr = h.stdout, h.stderr, attr
-	if stdin != nil {
-		h.cmd.Stdin = stdin
-	}
-	h.start = time.Now()
-	if err := h.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = h.cmd.Wait(); close(h.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-h.done:
-		default:
-			_ = h.cmd.Process.Kill()
-			<-h.done
-		}
-	})
-	return h
-}
 
 // TestAuthLoginHint checks that a run with --auth login that fails to
 // authenticate names the CLI's login command.
