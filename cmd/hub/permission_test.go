@@ -155,7 +155,6 @@ func readUntil(t *testing.T, ptmx *os.File, want string) string {
 	}
 }
 
-
 // TestAuthLoginHint checks that a run with --auth login that fails to
 // authenticate names the CLI's login command.
 func TestAuthLoginHint(t *testing.T) {
