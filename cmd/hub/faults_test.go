@@ -818,6 +818,9 @@ func canonValue(dec *json.Decoder, b *strings.Builder, key string, depth int, di
 	}
 	switch v := tok.(type) {
 	case json.Delim:
+		if key == "argv" && depth == 1 && v == '[' {
+			return canonArgv(dec, b, dir)
+		}
 		end := byte('}')
 		if v == '[' {
 			end = ']'
@@ -860,6 +863,33 @@ func canonValue(dec *json.Decoder, b *strings.Builder, key string, depth int, di
 		b.WriteString("null")
 	}
 	return nil
+}
+
+// canonArgv writes run.started's argv, the fake's path masked, without
+// the arguments of claude's --permission full that depend on whether hub
+// runs as root (bypassPermissions, which Claude Code refuses to root, or
+// pre-approved tools): the goldens hold for both.
+func canonArgv(dec *json.Decoder, b *strings.Builder, dir string) error {
+	b.WriteByte('[')
+	for i := 0; dec.More(); {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		s, _ := tok.(string)
+		if s == "--permission-mode=bypassPermissions" || s == "--permission-mode=acceptEdits" ||
+			strings.HasPrefix(s, "--allowedTools=") || s == "--add-dir=/" {
+			continue
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSONString(b, strings.ReplaceAll(s, dir, "TMP"))
+		i++
+	}
+	_, err := dec.Token()
+	b.WriteByte(']')
+	return err
 }
 
 func writeJSONString(b *strings.Builder, s string) {
