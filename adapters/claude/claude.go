@@ -67,8 +67,9 @@ const rootFullTools = "Bash,Edit,Write,NotebookEdit,WebFetch,WebSearch,Read,Glob
 
 // Command implements adapters.Adapter. The argv is
 //
-//	claude -p --output-format stream-json --verbose --include-partial-messages [--model=M] [--resume=S]
+//	claude -p --output-format stream-json --verbose --include-partial-messages [--model=M] [--resume=S] PERMISSION…
 //
+// where PERMISSION… are the level's flags (permissionArgs, info.Grants),
 // and the prompt goes on stdin, which hub then closes: -p reads the prompt
 // from stdin when none is given in argv, byte for byte, with no argv length
 // limit and no way to be read as a flag. Values use the --flag=value form so

@@ -78,9 +78,11 @@ var info = adapters.Info{
 
 // Command implements adapters.Adapter. The argv is
 //
-//	codex exec --json --skip-git-repo-check -c features.unbounded_connection_retries=false [--model=M] -
-//	codex exec … [--model=M] resume -- SESSION -
+//	codex exec --json --skip-git-repo-check -c features.unbounded_connection_retries=false [--model=M] SANDBOX… -
+//	codex exec … [--model=M] SANDBOX… resume -- SESSION -
 //
+// where SANDBOX… are the level's flags (sandboxArgs, info.Grants; the
+// final-answer resume always runs read-only),
 // and the prompt goes on stdin ("-"), which hub then closes: byte for byte,
 // with no argv length limit, and never read as a flag. Codex keeps reading an
 // open stdin, so it must be closed (Command.Stdin does that). Nothing is

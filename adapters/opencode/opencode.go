@@ -55,8 +55,10 @@ var info = adapters.Info{
 
 // Command implements adapters.Adapter. The argv is
 //
-//	opencode run --format json --title=T [--model=P/M] [--session=S]
+//	opencode run --format json --title=T [--model=P/M] [--session=S] --agent=hub-LEVEL
 //
+// with OPENCODE_CONFIG_CONTENT defining that agent and its permission
+// rules (permissionRules; hub-final-answer for the final-answer resume),
 // and the prompt goes on stdin, which hub then closes. OpenCode reads stdin
 // when it is not a terminal and passes it on byte for byte, while a prompt
 // given in argv is rewritten (1.18.33 wraps an argument holding a space in
@@ -65,7 +67,10 @@ var info = adapters.Info{
 // form for the same reason. --title stops OpenCode from spending an
 // unreported model call on generating a session title. A prompt over
 // MaxPromptBytes is refused as invalid_input/prompt_too_large; an empty one as
-// invalid_input/bad_request.
+// invalid_input/bad_request. Under workspace-write, a working directory
+// holding a symbolic link that leads outside it is
+// permission_denied/effect_not_granted (adapters.CheckLinks): OpenCode's
+// directory check does not resolve links.
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
 	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
 		return adapters.Command{}, err

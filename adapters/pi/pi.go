@@ -76,8 +76,9 @@ const (
 
 // Command implements adapters.Adapter. The argv is
 //
-//	pi --print --mode json [--provider P] [--model M] [--session S] PROMPT
+//	pi --print --mode json [--provider P] [--model M] [--session S] TOOLS… PROMPT
 //
+// where TOOLS… are the level's tool flags (toolArgs, info.Grants).
 // --print makes pi exit after answering (without it pi stays interactive).
 // Request.Model "provider/model" becomes --provider and --model; a model
 // without "/" is passed as --model alone (pi then also accepts its own
@@ -96,7 +97,8 @@ const (
 // Errors: a prompt over MaxPromptBytes is invalid_input/prompt_too_large, an
 // empty one invalid_input/bad_request; a model "/m" or "p/" is
 // invalid_input/bad_model; a Resume that is not id-shaped is
-// invalid_input/bad_session.
+// invalid_input/bad_session; under workspace-write, hub's extension that
+// cannot be written to the cache directory is internal (confineExtension).
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
 	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
 		return adapters.Command{}, err
