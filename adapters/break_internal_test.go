@@ -42,3 +42,38 @@ func TestWatchDotDotAfterLink(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLinksUnlistableDir: a directory of mode 0300 (write and search,
+// no read) cannot be listed, so CheckLinks skips it ("the agent cannot
+// write there either"), but a process of the same user can still go
+// through it by name and write: OpenCode writes <cwd>/drop/out/x through
+// the link drop/out, which leads outside. CheckLinks must refuse such a
+// --cwd. (Run it as a user other than root: root lists any directory.)
+func TestCheckLinksUnlistableDir(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		t.Skip("root lists a mode 0300 directory: run as another user, e.g. go test -c, then setpriv --reuid=65534 --regid=65534 --clear-groups ./adapters.test -test.run TestCheckLinksUnlistableDir")
+	}
+	cwd, outside := t.TempDir(), t.TempDir()
+	drop := filepath.Join(cwd, "drop")
+	if err := os.Mkdir(drop, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(drop, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(drop, 0o300); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(drop, 0o755) })
+	// What the agent can do: write through the link by name.
+	if err := os.WriteFile(filepath.Join(drop, "out", "x"), []byte("x"), 0o644); err != nil {
+		t.Fatalf("the write through the unlistable directory failed (%v): nothing to show", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckLinks("opencode", cwd); err == nil {
+		t.Errorf("CheckLinks let %s through: drop/out leads to %s, and a write through it lands there", cwd, outside)
+	}
+}
