@@ -44,6 +44,10 @@ var BilledKeys = []string{
 	"OPENROUTER_API_KEY",
 	"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY",
 	"AWS_BEARER_TOKEN_BEDROCK",
+	// Claude Code's switches to bill a cloud account (Amazon Bedrock,
+	// Google Vertex AI) with the cloud's own credentials, which other
+	// tools need and so stay.
+	"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
 	"GROQ_API_KEY", "MISTRAL_API_KEY", "XAI_API_KEY", "DEEPSEEK_API_KEY",
 	"TOGETHER_API_KEY", "FIREWORKS_API_KEY", "CEREBRAS_API_KEY", "PERPLEXITY_API_KEY",
 	"OPENCODE_API_KEY",

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
 )
 
 // Permission is what a run's agent may do (SPEC §6.1), granted before the
@@ -135,7 +136,8 @@ func allowedKinds(level Permission) []events.ToolKind {
 type permissionGuard struct {
 	agent string
 	g     Grant
-	root  string // the working directory, absolute, symbolic links resolved
+	cwd   string // the working directory as the agent is given it (PWD): absolute, links unresolved
+	root  string // the working directory with every link resolved
 }
 
 func newPermissionGuard(agent string, g Grant, cwd string) *permissionGuard {
@@ -143,7 +145,8 @@ func newPermissionGuard(agent string, g Grant, cwd string) *permissionGuard {
 	if err != nil {
 		abs = cwd
 	}
-	return &permissionGuard{agent: agent, g: g, root: realPath(abs)}
+	root, _ := realPath(abs)
+	return &permissionGuard{agent: agent, g: g, cwd: abs, root: root}
 }
 
 func (w *permissionGuard) Check(b events.Body) *events.Error {
@@ -161,16 +164,39 @@ func (w *permissionGuard) Check(b events.Body) *events.Error {
 		return nil
 	}
 	for _, p := range inputPaths(st.Input) {
-		abs := p
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(w.root, abs)
+		if err := w.checkPath(st.Name, p, p); err != nil {
+			return err
 		}
-		if real := realPath(abs); !within(w.root, real) {
-			return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
-				"give the agent a --cwd that holds every file it should change, or use --permission full (with --yes)",
-				"%s called %s on %s, which resolves to %s, outside the working directory %s that --permission workspace-write grants; hub stopped the run at that call",
-				w.agent, st.Name, p, real, w.root)
+		if !filepath.IsAbs(p) {
+			// The CLIs join a relative path to their directory lexically
+			// (Node's path.resolve); one that passed it on as written
+			// would leave the kernel to resolve it: both must stay.
+			if err := w.checkPath(st.Name, p, filepath.Join(w.cwd, p)); err != nil {
+				return err
+			}
 		}
+	}
+	return nil
+}
+
+// checkPath is the watch's error when the call name's path p, as abs,
+// lands outside the working directory, or where cannot be told.
+func (w *permissionGuard) checkPath(name, p, abs string) *events.Error {
+	if !filepath.IsAbs(abs) {
+		abs = w.cwd + "/" + abs
+	}
+	real, ok := realPath(abs)
+	if !ok {
+		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
+			"give the agent paths it can write through fewer links, or use --permission full (with --yes)",
+			"%s called %s on %s: hub cannot tell where it lands (longer than PATH_MAX, or more than 40 symbolic links), so it stopped the run at that call",
+			w.agent, name, normalize.Shorten(p, 300))
+	}
+	if !within(w.root, real) {
+		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
+			"give the agent a --cwd that holds every file it should change, or use --permission full (with --yes)",
+			"%s called %s on %s, which resolves to %s, outside the working directory %s that --permission workspace-write grants; hub stopped the run at that call",
+			w.agent, name, normalize.Shorten(p, 300), normalize.Shorten(real, 300), w.root)
 	}
 	return nil
 }
@@ -206,32 +232,56 @@ func inputPaths(input []byte) []string {
 	return out
 }
 
-// realPath is p (absolute) with every symbolic link resolved, also where
-// the path does not exist yet: its longest existing prefix is resolved and
-// the rest appended, and a dangling link is followed to where a write
-// through it would land. At most 40 links are followed, as the kernel
-// does (ELOOP).
-func realPath(p string) string { return resolveLinks(filepath.Clean(p), 0) }
+// pathMax is Linux's PATH_MAX: the kernel refuses a longer path
+// (ENAMETOOLONG), and realPath resolves no more components than it holds.
+const pathMax = 4096
 
-func resolveLinks(p string, hops int) string {
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		return real
+// realPath is where a write to p (absolute, as written) lands, resolved as
+// the kernel resolves it: component by component, a symbolic link replaced
+// by its target before the components after it (so "link/.." is the parent
+// of the link's target, not the directory holding the link; a lexical
+// filepath.Clean first would get it wrong), "." dropped, ".." the parent of
+// what came before. A component that does not exist yet is taken as
+// written (tools create missing directories), and so is a dangling link's
+// target. ok is false for a path longer than PATH_MAX, more than 40 links
+// (ELOOP), or more components than PATH_MAX bytes hold in all: the kernel
+// would not open it either, and hub cannot say where it lands. It costs one
+// lstat per component.
+func realPath(p string) (real string, ok bool) {
+	if len(p) > pathMax {
+		return p, false
 	}
-	if hops < 40 {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			if t, err := os.Readlink(p); err == nil {
-				if !filepath.IsAbs(t) {
-					t = filepath.Join(filepath.Dir(p), t)
-				}
-				return resolveLinks(filepath.Clean(t), hops+1)
-			}
+	rest := strings.Split(p, "/")
+	cur, hops, steps := "/", 0, 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		if steps++; steps > pathMax || len(cur) > pathMax {
+			return cur, false
 		}
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if hops++; err != nil || hops > 40 {
+			return next, false
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
 	}
-	dir := filepath.Dir(p)
-	if dir == p {
-		return p
-	}
-	return filepath.Join(resolveLinks(dir, hops), filepath.Base(p))
+	return cur, true
 }
 
 // within reports whether p is root or below it (both clean and absolute).
@@ -239,14 +289,16 @@ func within(root, p string) bool {
 	return p == root || root == "/" || strings.HasPrefix(p, root+string(filepath.Separator))
 }
 
-// CheckLinks refuses a working directory (dir, "" for hub's) that holds a
-// symbolic link leading outside it, for an agent whose CLI checks the
-// paths of its writes without resolving links (OpenCode's
-// external_directory rule): a write through such a link would land outside
-// the grant. The error is permission_denied/effect_not_granted naming the
-// first link found; a directory that cannot be read is skipped (the agent
-// cannot write there either). It reads the whole tree: 0.11 s for the
-// 21,343 entries of hub's .tools (npm packages, warm cache, 2 busy cores).
+// CheckLinks refuses a working directory (dir, "" for hub's) through
+// whose symbolic links a write could leave it, for an agent whose CLI
+// checks the paths of its writes lexically, without resolving links
+// (OpenCode's external_directory rule): a link that leads outside, a link
+// to a directory no deeper than the link itself (self -> ., a/x -> ../b:
+// then <link>/../… is inside by its letters and outside on the disk), a
+// link hub cannot resolve, and a directory hub cannot list (it may hold
+// such links). The error is permission_denied/effect_not_granted naming
+// the first one found. It reads the whole tree: 0.11 s for the 21,343
+// entries of hub's .tools (npm packages, warm cache, 2 busy cores).
 func CheckLinks(agent, dir string) error {
 	if dir == "" {
 		dir, _ = os.Getwd()
@@ -255,23 +307,50 @@ func CheckLinks(agent, dir string) error {
 	if err != nil {
 		return nil
 	}
-	root := realPath(abs)
-	var found, target string
+	root, _ := realPath(abs)
+	var why string
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.Type()&fs.ModeSymlink == 0 {
-			return nil
+		switch {
+		case err != nil:
+			why = fmt.Sprintf("hub cannot list %s (%v) to look for links in it", p, err)
+		case d.Type()&fs.ModeSymlink != 0:
+			why = linkEscape(root, p)
 		}
-		if t := realPath(p); !within(root, t) {
-			found, target = p, t
+		if why != "" {
 			return fs.SkipAll
 		}
 		return nil
 	})
-	if found == "" {
+	if why == "" {
 		return nil
 	}
 	return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
 		"remove the link or point --cwd at a tree without one, or use --permission full (with --yes)",
-		"%s checks its writes without resolving symbolic links, and %s leads outside the working directory (to %s): --permission workspace-write cannot be held, so hub does not run it",
-		agent, found, target)
+		"%s checks the paths of its writes without resolving symbolic links, and %s: --permission workspace-write cannot be held, so hub does not run it",
+		agent, why)
+}
+
+// linkEscape says how a write through the link p (below root, both
+// resolved) could leave root, or "" when it cannot.
+func linkEscape(root, p string) string {
+	target, ok := realPath(p)
+	switch {
+	case !ok:
+		return fmt.Sprintf("hub cannot resolve the link %s", p)
+	case !within(root, target):
+		return fmt.Sprintf("%s leads outside the working directory (to %s)", p, target)
+	}
+	if fi, err := os.Stat(target); err == nil && fi.IsDir() && depth(root, target) < depth(root, p) {
+		return fmt.Sprintf("%s leads to %s, above it, so %s/../… can lead outside", p, target, p)
+	}
+	return ""
+}
+
+// depth is how many components p (at or below root) has below root.
+func depth(root, p string) int {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." {
+		return 0
+	}
+	return strings.Count(rel, string(filepath.Separator)) + 1
 }

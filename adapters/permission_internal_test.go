@@ -53,7 +53,7 @@ func TestWatchPaths(t *testing.T) {
 		{`{"filePath":"/etc/passwd"}`, false},
 		{`{"notebook_path":"` + outside + `/n.ipynb"}`, false},
 		{`{"changes":[{"path":"a.txt","kind":"add"},{"path":"` + outside + `/b","kind":"add"}]}`, false},
-		{`{"filePath":"loop1/x"}`, true}, // a write through a cycle fails (ELOOP); it lands nowhere
+		{`{"filePath":"loop1/x"}`, false}, // a cycle: hub cannot say where it lands (ELOOP), so it stops
 	}
 	for _, tt := range tests {
 		err := w.Check(events.ToolStarted{Name: "write", Kind: events.ToolWrite, Input: json.RawMessage(tt.input)})
@@ -97,6 +97,39 @@ func TestWatchKinds(t *testing.T) {
 			if g := strings.Join(got, " "); g != wantKinds {
 				t.Errorf("%s (confined shell %v): let through %q, want %q", level, confined, g, wantKinds)
 			}
+		}
+	}
+}
+
+// TestCheckLinksAbove checks CheckLinks' rule for links inside the tree: a
+// link to a directory no deeper than itself is refused (<link>/../… is
+// inside by its letters and outside on the disk), a deeper one is not.
+func TestCheckLinksAbove(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		link, target string
+		refused      bool
+	}{
+		{"self", ".", true},
+		{"a/x", "../b", true},
+		{"a/b/up", "..", true},
+		{"a/down", "b/c", false},
+		{"a/file", "../f.txt", false}, // a file: <file>/.. is not a path
+	} {
+		cwd := t.TempDir()
+		for _, d := range []string{"a/b/c", "b"} {
+			if err := os.MkdirAll(filepath.Join(cwd, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(cwd, "f.txt"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(tt.target, filepath.Join(cwd, tt.link)); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckLinks("opencode", cwd); (err != nil) != tt.refused {
+			t.Errorf("%s -> %s: CheckLinks = %v, want refused %v", tt.link, tt.target, err, tt.refused)
 		}
 	}
 }

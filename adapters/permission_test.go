@@ -171,7 +171,11 @@ func TestPermissionLinksOut(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(cwd, "a", "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(cwd, "a"), filepath.Join(cwd, "a", "b", "inside")); err != nil {
+	// A link to a directory deeper than itself cannot lead out.
+	if err := os.MkdirAll(filepath.Join(cwd, "a", "b", "c"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(cwd, "a", "b", "c"), filepath.Join(cwd, "a", "inside")); err != nil {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(t.TempDir(), "argv")

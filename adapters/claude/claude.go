@@ -44,16 +44,20 @@ var info = adapters.Info{
 	ReportsCost: true,
 	LoginHint:   "run `claude setup-token` (or `claude` and /login)",
 	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone: {How: adapters.Native, Means: "--tools= (no tool is offered to the model)"},
-		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools=Read,Glob,Grep --permission-mode=dontAsk",
+		adapters.PermissionNone: {How: adapters.Native, Means: "--tools= (no tool is offered to the model)" + untrustedMeans},
+		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools=Read,Glob,Grep --permission-mode=dontAsk" + untrustedMeans,
 			Note: "reads are confined to --cwd as well: Claude Code denies a read outside it"},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--permission-mode=acceptEdits",
+		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--permission-mode=acceptEdits" + untrustedMeans,
 			Note:     "Claude Code accepts edits and the Bash commands it can check (redirects, rm, cp…) under --cwd, symbolic links resolved, and denies the rest, commands it cannot parse included (tool.finished status denied)",
 			Confined: []events.ToolKind{events.ToolShell, events.ToolTask}},
 		adapters.PermissionFull: {How: adapters.Native, Means: "--permission-mode=bypassPermissions; as root, which Claude Code refuses it to, --permission-mode=acceptEdits --allowedTools=" + rootFullTools + " --add-dir=/",
 			Note: "as root, MCP tools still need approval and are denied"},
 	},
 }
+
+// untrustedMeans is how the grants below full keep the working directory's
+// own settings and MCP servers out (see permissionArgs).
+const untrustedMeans = " --setting-sources=user --strict-mcp-config (the project's settings, hooks and MCP servers are not loaded)"
 
 // rootFullTools are the tools pre-approved for --permission full when hub
 // runs as root: Claude Code refuses bypassPermissions to root ("cannot be
@@ -101,14 +105,21 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 // built-in tools (--allowedTools only pre-approves, it restricts nothing),
 // and the permission mode decides what needs an approval, which in -p mode
 // nobody gives: the call is denied and the model told so.
+//
+// Below full, the working directory's own settings (.claude/settings.json
+// and settings.local.json: hooks, which run commands, and permission rules)
+// and MCP servers (.mcp.json) are not loaded: a repository hub is asked to
+// look at must not run its code, nor widen the grant. The user's own
+// settings still load.
 func permissionArgs(level adapters.Permission, root bool) []string {
+	untrusted := []string{"--setting-sources=user", "--strict-mcp-config"}
 	switch level {
 	case adapters.PermissionNone:
-		return []string{"--tools="}
+		return append([]string{"--tools="}, untrusted...)
 	case adapters.PermissionReadOnly:
-		return []string{"--tools=Read,Glob,Grep", "--permission-mode=dontAsk"}
+		return append([]string{"--tools=Read,Glob,Grep", "--permission-mode=dontAsk"}, untrusted...)
 	case adapters.PermissionWorkspaceWrite:
-		return []string{"--permission-mode=acceptEdits"}
+		return append([]string{"--permission-mode=acceptEdits"}, untrusted...)
 	case adapters.PermissionFull:
 		if root {
 			return []string{"--permission-mode=acceptEdits", "--allowedTools=" + rootFullTools, "--add-dir=/"}

@@ -23,8 +23,9 @@ func TestCommandNoTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(cmd.EnvLast) != 1 {
-			t.Fatalf("EnvLast = %q, want the inline config", cmd.EnvLast)
+		// The inline config, then (below full) the project config off.
+		if len(cmd.EnvLast) != 2 || cmd.EnvLast[1] != "OPENCODE_DISABLE_PROJECT_CONFIG=1" {
+			t.Fatalf("EnvLast = %q, want the inline config and OPENCODE_DISABLE_PROJECT_CONFIG=1", cmd.EnvLast)
 		}
 		v, ok := strings.CutPrefix(cmd.EnvLast[0], "OPENCODE_CONFIG_CONTENT=")
 		var cfg map[string]any
@@ -49,7 +50,7 @@ func TestCommandNoTools(t *testing.T) {
 	}
 	// Without NoTools, the agent is the grant's (read-only by default).
 	cmd, err := a.Command(adapters.Request{Prompt: "hi"}, inst)
-	if err != nil || len(cmd.EnvLast) != 1 || !strings.Contains(cmd.EnvLast[0], `"hub-read-only":`) || strings.Contains(cmd.EnvLast[0], "hub-final-answer") ||
+	if err != nil || len(cmd.EnvLast) != 2 || !strings.Contains(cmd.EnvLast[0], `"hub-read-only":`) || strings.Contains(cmd.EnvLast[0], "hub-final-answer") ||
 		!slices.Contains(cmd.Args, "--agent=hub-read-only") {
 		t.Errorf("without NoTools: args %q, EnvLast %q, %v; want --agent=hub-read-only and only that agent defined", cmd.Args, cmd.EnvLast, err)
 	}

@@ -44,10 +44,10 @@ var info = adapters.Info{
 	RetryLimits: "opencode has no retry setting and prints nothing while it retries, so --agent-retries cannot bound it; --idle-timeout bounds its silence",
 	LoginHint:   "run `opencode auth login`",
 	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone: {How: adapters.Native, Means: `an agent of hub's own (--agent=hub-none) with permission {"*":"deny"}: no tool is offered`},
-		adapters.PermissionReadOnly: {How: adapters.Native, Means: `--agent=hub-read-only: {"*":"deny"} but read, glob, grep and list`,
+		adapters.PermissionNone: {How: adapters.Native, Means: `an agent of hub's own (--agent=hub-none) with permission {"*":"deny"}: no tool is offered` + untrustedMeans},
+		adapters.PermissionReadOnly: {How: adapters.Native, Means: `--agent=hub-read-only: {"*":"deny"} but read, glob, grep and list` + untrustedMeans,
 			Note: "reads are confined to --cwd as well (external_directory is denied)"},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: `--agent=hub-workspace-write: {"*":"deny"} but read, glob, grep, list, edit (write, edit, patch) and todowrite; external_directory denied; no bash`,
+		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: `--agent=hub-workspace-write: {"*":"deny"} but read, glob, grep, list, edit (write, edit, patch) and todowrite; external_directory denied; no bash` + untrustedMeans,
 			Note: "OpenCode does not resolve symbolic links, so a --cwd holding a link that leads outside it is refused before the run; bash is not granted (a shell redirect escapes OpenCode's directory check)"},
 		adapters.PermissionFull: {How: adapters.Native, Means: `--agent=hub-full: {"*":"allow"}`},
 	},
@@ -95,8 +95,19 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	// A run must not update the binary under hub's feet.
 	cmd := adapters.Command{Path: inst.Path, Args: append(args, "--agent="+name), Stdin: []byte(req.Prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
 	cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + withAgent(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"), name, rules, about)}
+	if level != adapters.PermissionFull {
+		// The working directory's own config (opencode.json, .opencode/
+		// with its plugins, which are code OpenCode runs at start) is
+		// not loaded: a repository hub is asked to look at must not run
+		// its code, nor widen the grant.
+		cmd.EnvLast = append(cmd.EnvLast, "OPENCODE_DISABLE_PROJECT_CONFIG=1")
+	}
 	return cmd, nil
 }
+
+// untrustedMeans is how the grants below full keep the working directory's
+// own config out (see Command).
+const untrustedMeans = "; OPENCODE_DISABLE_PROJECT_CONFIG=1 (the project's opencode.json and .opencode plugins are not loaded)"
 
 // finalAgent is the OpenCode agent of hub's final-answer resume, with
 // permission {"*": "ask"}: its tools stay in the model request, and

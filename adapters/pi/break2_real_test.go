@@ -18,7 +18,7 @@ import (
 // and it writes a file outside --cwd. The file must not be on the disk.
 func TestRealPermissionProjectCodeRunsUnderReadOnly(t *testing.T) {
 	t.Parallel()
-	for _, level := range []adapters.Permission{adapters.PermissionNone, adapters.PermissionReadOnly} {
+	for _, level := range []adapters.Permission{adapters.PermissionNone, adapters.PermissionReadOnly, adapters.PermissionWorkspaceWrite} {
 		t.Run(string(level), func(t *testing.T) {
 			t.Parallel()
 			e := agent.Prepare(t, adaptertest.Setup{})

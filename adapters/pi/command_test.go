@@ -16,7 +16,7 @@ import (
 // The default permission (read-only) offers pi's read tools only.
 func TestCommand(t *testing.T) {
 	t.Parallel()
-	const ro = " --tools read,grep,find,ls"
+	const ro = " --tools read,grep,find,ls --no-extensions"
 	long := strings.Repeat("a", 200<<10)
 	tests := []struct {
 		req   adapters.Request

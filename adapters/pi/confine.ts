@@ -22,26 +22,52 @@ function resolveAsPi(p: string, cwd: string): string {
   return path.isAbsolute(s) ? s : path.resolve(cwd, s);
 }
 
-// Where a write to p lands: links followed, also for a path that does not
-// exist yet and through a dangling link (at most 40 links, as the kernel).
-function real(p: string, hops: number): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {}
-  if (hops < 40) {
+// Where a write to p (absolute, as pi passes it to the kernel) lands, as the
+// kernel resolves it: component by component, a symbolic link replaced by
+// its target before the components after it ("link/.." is the parent of
+// the link's target; Node's path.resolve and fs.realpathSync would clean
+// the ".." first), a missing component taken as written. null when the
+// kernel would not open it either (over PATH_MAX, more than 40 links):
+// such a write is blocked. As realPath in hub's adapters/permission.go.
+function real(p: string): string | null {
+  if (p.length > 4096) return null;
+  let rest = p.split("/");
+  let cur = "/";
+  let hops = 0;
+  let steps = 0;
+  while (rest.length > 0) {
+    const c = rest.shift() as string;
+    if (++steps > 4096 || cur.length > 4096) return null;
+    if (c === "" || c === ".") continue;
+    if (c === "..") {
+      cur = path.dirname(cur);
+      continue;
+    }
+    const next = cur === "/" ? "/" + c : cur + "/" + c;
+    let link = false;
     try {
-      if (fs.lstatSync(p).isSymbolicLink()) {
-        return real(path.resolve(path.dirname(p), fs.readlinkSync(p)), hops + 1);
-      }
+      link = fs.lstatSync(next).isSymbolicLink();
     } catch {}
+    if (!link) {
+      cur = next;
+      continue;
+    }
+    if (++hops > 40) return null;
+    let target: string;
+    try {
+      target = fs.readlinkSync(next);
+    } catch {
+      return null;
+    }
+    if (target.startsWith("/")) cur = "/";
+    rest = target.split("/").concat(rest);
   }
-  const dir = path.dirname(p);
-  return dir === p ? p : path.join(real(dir, hops), path.basename(p));
+  return cur;
 }
 
 export default function (pi: any) {
   const cwd = process.cwd();
-  const root = real(cwd, 0);
+  const root = real(cwd) ?? cwd;
   const inside = (p: string) => p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
   pi.on("tool_call", async (event: any) => {
     const name = String(event?.toolName);
@@ -54,7 +80,10 @@ export default function (pi: any) {
       const v = input[key];
       if (v === undefined) continue;
       if (typeof v !== "string") return { block: true, reason: `hub: ${name} with a ${key} that is not a string` };
-      const where = real(resolveAsPi(v, cwd), 0);
+      const where = real(resolveAsPi(v, cwd));
+      if (where === null) {
+        return { block: true, reason: `hub: cannot tell where ${v} lands (over PATH_MAX, or more than 40 links)` };
+      }
       if (!inside(where)) {
         return { block: true, reason: `hub: ${v} resolves to ${where}, outside the working directory ${root} that --permission workspace-write grants` };
       }

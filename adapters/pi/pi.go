@@ -59,11 +59,11 @@ var info = adapters.Info{
 	RetryLimits: "pi takes its retry counts only from settings.json: hub stops it at retry notice N+1, but the provider SDK's own retries inside each attempt are not seen; set retry.provider.maxRetries in pi's settings.json",
 	LoginHint:   "run `pi` and log in with /login",
 	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone:     {How: adapters.Native, Means: "--no-tools"},
-		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools " + readTools, Note: "pi's read tools read outside --cwd too"},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--tools " + writeTools + " -e <hub's extension>",
+		adapters.PermissionNone:     {How: adapters.Native, Means: "--no-tools --no-extensions"},
+		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools " + readTools + " --no-extensions", Note: "pi's read tools read outside --cwd too"},
+		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--tools " + writeTools + " --no-extensions -e <hub's extension>",
 			Note: "pi has no sandbox, so no shell: hub's extension blocks a write or edit whose path, symbolic links resolved, is outside --cwd, before it runs"},
-		adapters.PermissionFull: {How: adapters.Native, Means: "pi's default tools and the user's extensions"},
+		adapters.PermissionFull: {How: adapters.Native, Means: "pi's default tools and the extensions it finds (the user's and the project's)"},
 	},
 }
 
@@ -137,19 +137,23 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 
 // toolArgs map a permission level onto pi's tool flags (see info.Grants;
 // measured with 0.73.1: pi drops unknown names from --tools silently, and
-// the names here are its built-in ones).
+// the names here are its built-in ones). Below full, no extension is
+// discovered (the project's .pi/extensions, the user's): an extension is
+// code that runs in pi, outside any tool allowlist, and a repository hub is
+// asked to look at must not run its own.
 func toolArgs(level adapters.Permission) ([]string, error) {
 	switch level {
 	case adapters.PermissionNone:
-		return []string{"--no-tools"}, nil
+		return []string{"--no-tools", "--no-extensions"}, nil
 	case adapters.PermissionReadOnly:
-		return []string{"--tools", readTools}, nil
+		return []string{"--tools", readTools, "--no-extensions"}, nil
 	case adapters.PermissionWorkspaceWrite:
 		ext, err := confineExtension()
 		if err != nil {
 			return nil, err
 		}
-		return []string{"--tools", writeTools, "-e", ext}, nil
+		// -e loads hub's extension under --no-extensions too.
+		return []string{"--tools", writeTools, "--no-extensions", "-e", ext}, nil
 	}
 	return nil, nil
 }

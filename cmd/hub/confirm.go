@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
@@ -85,7 +88,7 @@ func grantSummary(req adapters.Request, g adapters.Grant) string {
 		if k != "" {
 			k += ":"
 		}
-		fmt.Fprintf(&b, "  %-11s %s\n", k, v)
+		fmt.Fprintf(&b, "  %-11s %s\n", k, shown(v))
 	}
 	fmt.Fprintf(&b, "hub is about to run %s:\n", req.Agent)
 	line("model", orElse(req.Model, "the agent's default"))
@@ -132,6 +135,16 @@ func limitsSummary(req adapters.Request) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// shown is s as the terminal may print it: quoted, escapes and all, when
+// it holds a control character or invalid UTF-8 (a --cwd or --model with
+// a newline or a terminal escape must not redraw the question).
+func shown(s string) string {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) && r != ' ' }) >= 0 {
+		return strconv.QuoteToGraphic(s)
+	}
+	return s
 }
 
 func orElse(s, def string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
 )
 
@@ -175,5 +176,14 @@ func TestReadmePermissionTable(t *testing.T) {
 	}
 	if !strings.Contains(string(b), permissionTable()) {
 		t.Errorf("README.md does not hold the table `hub agents --permissions` prints; paste it in:\n%s", permissionTable())
+	}
+}
+
+// TestGrantSummaryEscapes checks that --confirm's question shows a value
+// holding control characters quoted, so it cannot redraw the terminal.
+func TestGrantSummaryEscapes(t *testing.T) {
+	s := grantSummary(adapters.Request{Agent: "opencode", Model: "m\x1b[2J\nfake: line", Cwd: "/tmp"}, adapters.Grant{Level: adapters.PermissionFull})
+	if strings.Contains(s, "\x1b") || !strings.Contains(s, `"m\x1b[2J\nfake: line"`) {
+		t.Errorf("summary shows the model unquoted:\n%s", s)
 	}
 }
