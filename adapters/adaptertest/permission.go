@@ -335,3 +335,58 @@ func JSONCall(tool string, args map[string]string) string {
 	}
 	return tool + " " + strings.TrimSpace(b.String())
 }
+
+// ProjectCode checks that, below --permission full, a real CLI runs none
+// of the working directory's own code (a repository hub is asked to look
+// at): files(lands) are the project's files (path relative to the working
+// directory → content) that, if the CLI loaded them, would write the file
+// lands, outside the working directory; after a plain run at each level
+// below full, lands must not exist.
+func ProjectCode(t *testing.T, a Agent, files func(lands string) map[string]string) {
+	t.Helper()
+	for _, level := range []adapters.Permission{adapters.PermissionNone, adapters.PermissionReadOnly, adapters.PermissionWorkspaceWrite} {
+		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
+			e := a.Prepare(t, Setup{})
+			lands := filepath.Join(t.TempDir(), "project-code-ran.txt")
+			for name, content := range files(lands) {
+				p := filepath.Join(e.Work, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := e.Run(t, "Just answer hello.", budget.Limits{}, func(req *adapters.Request) { req.Permission = level })
+			if b, err := os.ReadFile(lands); err == nil {
+				t.Fatalf("--permission %s: the project's own code ran and wrote %s (%q); run ok=%v error %v", level, lands, b, r.Fin.OK, r.Fin.Error)
+			}
+		})
+	}
+}
+
+// DotDotThroughLink checks that, under --permission workspace-write, a
+// write (write(path, content) is the MOCK_CALL arguments of the CLI's
+// write tool) to <cwd>/self/../escaped.txt, where self is a link to ".",
+// does not land in the parent of the working directory: the kernel
+// resolves self before the "..", and a check that cleans the path by its
+// letters reads it as <cwd>/escaped.txt. (CheckLinks refuses such a --cwd
+// for a CLI whose own check is lexical.)
+func DotDotThroughLink(t *testing.T, a Agent, write func(path, content string) string) {
+	t.Helper()
+	e := a.Prepare(t, Setup{})
+	if err := os.Symlink(".", filepath.Join(e.Work, "self")); err != nil {
+		t.Fatal(err)
+	}
+	lands := filepath.Join(filepath.Dir(e.Work), "escaped.txt")
+	r := e.Run(t, "Escape. "+string(mockllm.Call)+" "+write(e.Work+"/self/../escaped.txt", "x"), budget.Limits{}, func(req *adapters.Request) {
+		req.Permission = adapters.PermissionWorkspaceWrite
+	})
+	if b, err := os.ReadFile(lands); err == nil {
+		t.Fatalf("--permission workspace-write: %s written outside --cwd %s (%q); run ok=%v error %v", lands, e.Work, b, r.Fin.OK, r.Fin.Error)
+	}
+	if r.Fin.OK {
+		t.Errorf("run ok, want it refused or stopped (the write leads outside --cwd)")
+	}
+}

@@ -59,3 +59,13 @@ func TestRealPermissions(t *testing.T) {
 		},
 	})
 }
+
+// TestRealPermissionProjectCode: below full, Claude Code does not run the
+// working directory's hooks (.claude/settings.json: SessionStart and
+// UserPromptSubmit commands that write outside --cwd).
+func TestRealPermissionProjectCode(t *testing.T) {
+	t.Parallel()
+	adaptertest.ProjectCode(t, agent, func(lands string) map[string]string {
+		return map[string]string{".claude/settings.json": `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"echo hook > ` + lands + `"}]}],"UserPromptSubmit":[{"hooks":[{"type":"command","command":"echo hook > ` + lands + `"}]}]}}`}
+	})
+}

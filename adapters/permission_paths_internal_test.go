@@ -12,10 +12,9 @@ import (
 // TestWatchDotDotAfterLink: the kernel resolves a link before the ".."
 // that follows it, so <cwd>/self/../x, with self a link to ".", is the
 // parent of --cwd, and <cwd>/out/../x, with out a link to a directory
-// outside, is out's parent. The watch cleans the path lexically first
-// (filepath.Clean, filepath.Join) and reads both as <cwd>/x: it lets the
-// write through, and OpenCode and pi (TestRealPermissionDotDotThroughLink)
-// write it outside.
+// outside, is out's parent. A watch that cleaned the path by its letters
+// first would read both as <cwd>/x and let the write through (as OpenCode
+// and pi would write it: TestRealPermissionDotDotThroughLink).
 func TestWatchDotDotAfterLink(t *testing.T) {
 	t.Parallel()
 	cwd, outside := t.TempDir(), filepath.Join(t.TempDir(), "deep")
@@ -44,11 +43,11 @@ func TestWatchDotDotAfterLink(t *testing.T) {
 }
 
 // TestCheckLinksUnlistableDir: a directory of mode 0300 (write and search,
-// no read) cannot be listed, so CheckLinks skips it ("the agent cannot
-// write there either"), but a process of the same user can still go
-// through it by name and write: OpenCode writes <cwd>/drop/out/x through
-// the link drop/out, which leads outside. CheckLinks must refuse such a
-// --cwd. (Run it as a user other than root: root lists any directory.)
+// no read) cannot be listed, yet a process of the same user can go through
+// it by name and write: OpenCode would write <cwd>/drop/out/x through the
+// link drop/out, which leads outside. CheckLinks must refuse such a --cwd
+// rather than skip the directory. (Run it as a user other than root: root
+// lists any directory.)
 func TestCheckLinksUnlistableDir(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() == 0 {
