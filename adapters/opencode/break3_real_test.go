@@ -1,0 +1,43 @@
+package opencode_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/budget"
+)
+
+// TestRealPermissionWorkspaceWriteGitWorktree: --cwd is a directory inside
+// a git repository (repo/sub), the common case of "work on this package".
+// OpenCode's external_directory rule lets through any path inside the
+// project's git worktree, not only inside its working directory, so under
+// --permission workspace-write a write to repo/outside.txt, outside --cwd,
+// is not asked about; no link is involved, so CheckLinks finds nothing. The
+// file must not be on the disk.
+func TestRealPermissionWorkspaceWriteGitWorktree(t *testing.T) {
+	t.Parallel()
+	e := agent.Prepare(t, adaptertest.Setup{})
+	repo := e.Work
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v %s", err, out)
+	}
+	sub := filepath.Join(repo, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lands := filepath.Join(repo, "outside.txt")
+	prompt := fmt.Sprintf(`Write it. MOCK_CALL write {"filePath":%q,"content":"escaped"}`, lands)
+	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) {
+		req.Permission = adapters.PermissionWorkspaceWrite
+		req.Cwd = sub
+	})
+	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
+	if b, err := os.ReadFile(lands); err == nil {
+		t.Fatalf("--permission workspace-write --cwd %s: %s, outside --cwd but inside the git worktree, was written (%q); the grant allows writes under --cwd only", sub, lands, b)
+	}
+}
