@@ -101,3 +101,29 @@ func TestRealPermissionReadOnlyGitWorktreeRead(t *testing.T) {
 		}
 	}
 }
+
+// TestRealPermissionReadOnlyLinkRead: under read-only hub does not run
+// CheckLinks (only under workspace-write), and OpenCode checks a read's
+// path by its letters: a link in --cwd to a file outside (a repository can
+// ship one: leak -> ../secret.txt, or to ~/.ssh/id_ed25519) is read and its
+// content given to the model, against the grant's note that reads are
+// confined to --cwd.
+func TestRealPermissionReadOnlyLinkRead(t *testing.T) {
+	t.Parallel()
+	e := agent.Prepare(t, adaptertest.Setup{})
+	secret := filepath.Join(filepath.Dir(e.Work), "secret.txt")
+	if err := os.WriteFile(secret, []byte("the-secret-outside-cwd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(e.Work, "leak.txt")); err != nil {
+		t.Fatal(err)
+	}
+	prompt := fmt.Sprintf(`Read it. MOCK_CALL read {"filePath":%q}`, filepath.Join(e.Work, "leak.txt"))
+	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) { req.Permission = adapters.PermissionReadOnly })
+	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
+	for _, ev := range r.Events {
+		if f, ok := ev.Body.(events.ToolFinished); ok && strings.Contains(f.Output, "the-secret-outside-cwd") {
+			t.Fatalf("--permission read-only: OpenCode read %s through the link leak.txt in --cwd and gave its content to the model (%q); the grant's note says reads are confined to --cwd", secret, f.Output)
+		}
+	}
+}
