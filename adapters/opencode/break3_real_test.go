@@ -1,0 +1,129 @@
+package opencode_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+)
+
+// TestRealPermissionWorkspaceWriteGitWorktree: --cwd is a directory inside
+// a git repository (repo/sub), the common case of "work on this package".
+// OpenCode's external_directory rule lets through any path inside the
+// project's git worktree, not only inside its working directory, so under
+// --permission workspace-write a write to repo/outside.txt, outside --cwd,
+// is not asked about; no link is involved, so CheckLinks finds nothing. The
+// file must not be on the disk.
+func TestRealPermissionWorkspaceWriteGitWorktree(t *testing.T) {
+	t.Parallel()
+	e := agent.Prepare(t, adaptertest.Setup{})
+	repo := e.Work
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v %s", err, out)
+	}
+	sub := filepath.Join(repo, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lands := filepath.Join(repo, "outside.txt")
+	prompt := fmt.Sprintf(`Write it. MOCK_CALL write {"filePath":%q,"content":"escaped"}`, lands)
+	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) {
+		req.Permission = adapters.PermissionWorkspaceWrite
+		req.Cwd = sub
+	})
+	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
+	if b, err := os.ReadFile(lands); err == nil {
+		t.Fatalf("--permission workspace-write --cwd %s: %s, outside --cwd but inside the git worktree, was written (%q); the grant allows writes under --cwd only", sub, lands, b)
+	}
+}
+
+// TestRealPermissionWorkspaceWriteGitCoreWorktree: --cwd is a git
+// repository's own top directory, but the repository's .git/config (a
+// file of the directory hub is asked to work on) sets core.worktree to a
+// directory above it. OpenCode takes `git rev-parse --show-toplevel` as
+// the project's worktree and its external_directory rule lets through any
+// path under it, so under --permission workspace-write a write to a
+// sibling of --cwd is not asked about. The file must not be on the disk.
+func TestRealPermissionWorkspaceWriteGitCoreWorktree(t *testing.T) {
+	t.Parallel()
+	e := agent.Prepare(t, adaptertest.Setup{})
+	above := filepath.Dir(e.Work)
+	for _, args := range [][]string{{"init", "-q"}, {"config", "core.worktree", above}} {
+		if out, err := exec.Command("git", append([]string{"-C", e.Work}, args...)...).CombinedOutput(); err != nil {
+			t.Skipf("git %v: %v %s", args, err, out)
+		}
+	}
+	lands := filepath.Join(above, "sibling", "outside.txt")
+	prompt := fmt.Sprintf(`Write it. MOCK_CALL write {"filePath":%q,"content":"escaped"}`, lands)
+	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) { req.Permission = adapters.PermissionWorkspaceWrite })
+	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
+	if b, err := os.ReadFile(lands); err == nil {
+		t.Fatalf("--permission workspace-write --cwd %s (core.worktree %s in its .git/config): %s, outside --cwd, was written (%q); the grant allows writes under --cwd only", e.Work, above, lands, b)
+	}
+}
+
+// TestRealPermissionReadOnlyGitWorktreeRead: OpenCode's read-only grant
+// says "reads are confined to --cwd as well (external_directory is
+// denied)", but with --cwd inside a git repository (repo/sub) a read of
+// repo/secret.txt, outside --cwd, is allowed by the same worktree rule and
+// its content reaches the model.
+func TestRealPermissionReadOnlyGitWorktreeRead(t *testing.T) {
+	t.Parallel()
+	e := agent.Prepare(t, adaptertest.Setup{})
+	repo := e.Work
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v %s", err, out)
+	}
+	sub := filepath.Join(repo, "sub")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(repo, "secret.txt")
+	if err := os.WriteFile(secret, []byte("the-secret-outside-cwd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prompt := fmt.Sprintf(`Read it. MOCK_CALL read {"filePath":%q}`, secret)
+	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) {
+		req.Permission = adapters.PermissionReadOnly
+		req.Cwd = sub
+	})
+	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
+	for _, ev := range r.Events {
+		if f, ok := ev.Body.(events.ToolFinished); ok && strings.Contains(f.Output, "the-secret-outside-cwd") {
+			t.Fatalf("--permission read-only --cwd %s: OpenCode read %s, outside --cwd, and gave its content to the model (%q); the grant's note says reads are confined to --cwd", sub, secret, f.Output)
+		}
+	}
+}
+
+// TestRealPermissionReadOnlyLinkRead: under read-only hub does not run
+// CheckLinks (only under workspace-write), and OpenCode checks a read's
+// path by its letters: a link in --cwd to a file outside (a repository can
+// ship one: leak -> ../secret.txt, or to ~/.ssh/id_ed25519) is read and its
+// content given to the model, against the grant's note that reads are
+// confined to --cwd.
+func TestRealPermissionReadOnlyLinkRead(t *testing.T) {
+	t.Parallel()
+	e := agent.Prepare(t, adaptertest.Setup{})
+	secret := filepath.Join(filepath.Dir(e.Work), "secret.txt")
+	if err := os.WriteFile(secret, []byte("the-secret-outside-cwd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(e.Work, "leak.txt")); err != nil {
+		t.Fatal(err)
+	}
+	prompt := fmt.Sprintf(`Read it. MOCK_CALL read {"filePath":%q}`, filepath.Join(e.Work, "leak.txt"))
+	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) { req.Permission = adapters.PermissionReadOnly })
+	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
+	for _, ev := range r.Events {
+		if f, ok := ev.Body.(events.ToolFinished); ok && strings.Contains(f.Output, "the-secret-outside-cwd") {
+			t.Fatalf("--permission read-only: OpenCode read %s through the link leak.txt in --cwd and gave its content to the model (%q); the grant's note says reads are confined to --cwd", secret, f.Output)
+		}
+	}
+}
