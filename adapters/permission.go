@@ -136,7 +136,7 @@ func allowedKinds(level Permission) []events.ToolKind {
 type permissionGuard struct {
 	agent string
 	g     Grant
-	cwd   string // the working directory as the agent is given it (PWD): absolute, links unresolved
+	cwd   string // the working directory as the agent is given it (PWD)
 	root  string // the working directory with every link resolved
 }
 
@@ -146,7 +146,8 @@ func newPermissionGuard(agent string, g Grant, cwd string) *permissionGuard {
 		abs = cwd
 	}
 	root, _ := realPath(abs)
-	return &permissionGuard{agent: agent, g: g, cwd: abs, root: root}
+	// The agent's PWD is root (see runner.attempt).
+	return &permissionGuard{agent: agent, g: g, cwd: root, root: root}
 }
 
 func (w *permissionGuard) Check(b events.Body) *events.Error {
@@ -340,7 +341,9 @@ func linkEscape(root, p string) string {
 	case !within(root, target):
 		return fmt.Sprintf("%s leads outside the working directory (to %s)", p, target)
 	}
-	if fi, err := os.Stat(target); err == nil && fi.IsDir() && depth(root, target) < depth(root, p) {
+	// A link to a directory, or to nothing yet (a write may make it one),
+	// no deeper than the link.
+	if fi, err := os.Stat(target); (err != nil || fi.IsDir()) && depth(root, target) < depth(root, p) {
 		return fmt.Sprintf("%s leads to %s, above it, so %s/../… can lead outside", p, target, p)
 	}
 	return ""

@@ -236,7 +236,13 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	// PWD inherited from hub names hub's own, and OpenCode (1.18.33) takes
 	// its project directory from PWD, not from its working directory,
 	// resolving relative paths and its external_directory check against it.
+	// It is the directory's real path, links resolved, as the kernel's
+	// getcwd gives it (Node's process.cwd()): a CLI that joins a relative
+	// path to one and hub's watch, which joins it to PWD, then agree.
 	if cwd, err := filepath.Abs(r.cwd()); err == nil {
+		if real, err := filepath.EvalSymlinks(cwd); err == nil {
+			cwd = real
+		}
 		env = append(env, "PWD="+cwd)
 	}
 	dec := ad.NewDecoder(req)

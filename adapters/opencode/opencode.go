@@ -6,9 +6,12 @@ package opencode
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 	ocnorm "github.com/hubcli/hub/normalize/opencode"
 )
@@ -46,9 +49,9 @@ var info = adapters.Info{
 	Grants: map[adapters.Permission]adapters.Grant{
 		adapters.PermissionNone: {How: adapters.Native, Means: `an agent of hub's own (--agent=hub-none) with permission {"*":"deny"}: no tool is offered` + untrustedMeans},
 		adapters.PermissionReadOnly: {How: adapters.Native, Means: `--agent=hub-read-only: {"*":"deny"} but read, glob, grep and list` + untrustedMeans,
-			Note: "reads are confined to --cwd as well (external_directory is denied)"},
+			Note: "reads outside --cwd are denied (external_directory), but not in the rest of its git worktree, nor through a link"},
 		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: `--agent=hub-workspace-write: {"*":"deny"} but read, glob, grep, list, edit (write, edit, patch) and todowrite; external_directory denied; no bash` + untrustedMeans,
-			Note: "OpenCode does not resolve symbolic links, so a --cwd holding a link that leads outside it is refused before the run; bash is not granted (a shell redirect escapes OpenCode's directory check)"},
+			Note: "OpenCode checks paths by their letters and lets writes through anywhere in the git worktree, so a --cwd holding a link that could lead outside it, or one below the top of its git worktree, is refused before the run; bash is not granted (a shell redirect escapes OpenCode's directory check)"},
 		adapters.PermissionFull: {How: adapters.Native, Means: `--agent=hub-full: {"*":"allow"}`},
 	},
 }
@@ -87,6 +90,9 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		if err := adapters.CheckLinks(Name, req.Cwd); err != nil {
 			return adapters.Command{}, err
 		}
+		if err := checkWorktree(req.Cwd); err != nil {
+			return adapters.Command{}, err
+		}
 	}
 	name, rules, about := "hub-"+string(level), permissionRules(level), "hub's grant: --permission "+string(level)
 	if req.NoTools {
@@ -108,6 +114,78 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 // untrustedMeans is how the grants below full keep the working directory's
 // own config out (see Command).
 const untrustedMeans = "; OPENCODE_DISABLE_PROJECT_CONFIG=1 (the project's opencode.json and .opencode plugins are not loaded)"
+
+// checkWorktree refuses workspace-write in a working directory (dir, ""
+// for hub's) that is not the top of its git worktree: OpenCode's
+// external_directory rule lets through any path in the project's worktree
+// (`git rev-parse --show-toplevel`, 1.18.33), so a write anywhere in a
+// repository whose subdirectory is --cwd, or above a repository whose
+// .git/config sets core.worktree higher, would not be refused. The
+// error is permission_denied/effect_not_granted naming the worktree.
+func checkWorktree(dir string) error {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	refuse := func(top string) error {
+		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
+			"point --cwd at the top of the git worktree ("+top+"), or use --permission full (with --yes)",
+			"opencode lets writes through anywhere in the git worktree %s, which holds more than --cwd %s: --permission workspace-write cannot be held, so hub does not run it", top, abs)
+	}
+	// git takes the nearest .git, --cwd's own first.
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if d != abs {
+				return refuse(d)
+			}
+			if worktree := coreWorktree(filepath.Join(d, ".git")); worktree != "" {
+				return refuse(worktree)
+			}
+			return nil
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// coreWorktree is the core.worktree a repository's config sets ("" when
+// none, or when it cannot be read): git names the worktree's top there.
+// dotGit is the .git directory, or a .git file that names it ("gitdir: …",
+// a linked worktree or a submodule).
+func coreWorktree(dotGit string) string {
+	if b, err := os.ReadFile(dotGit); err == nil {
+		if d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:"); ok {
+			d = strings.TrimSpace(d)
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(filepath.Dir(dotGit), d)
+			}
+			dotGit = d
+		}
+	}
+	cfg, err := os.ReadFile(filepath.Join(dotGit, "config"))
+	if err != nil {
+		return ""
+	}
+	core := false
+	for _, line := range strings.Split(string(cfg), "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "[") {
+			core = strings.EqualFold(strings.Trim(l, "[] \t"), "core")
+			continue
+		}
+		if k, v, ok := strings.Cut(l, "="); core && ok && strings.EqualFold(strings.TrimSpace(k), "worktree") {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
 
 // finalAgent is the OpenCode agent of hub's final-answer resume, with
 // permission {"*": "ask"}: its tools stay in the model request, and

@@ -13,10 +13,12 @@ import (
 // TestCommand: argv always has --print --mode json; the model and session
 // map to pi's flags; a prompt pi would read as an option or a file, or one
 // too long for one argument, goes on stdin; any other is the last argument.
-// The default permission (read-only) offers pi's read tools only.
+// The default permission (read-only) offers pi's read tools only, loads
+// no extension or package, and pins the session directory to pi's default
+// (for HOME /h and the working directory /w/proj).
 func TestCommand(t *testing.T) {
 	t.Parallel()
-	const ro = " --tools read,grep,find,ls --no-extensions"
+	const ro = " --tools read,grep,find,ls --no-extensions --offline --session-dir /h/.pi/agent/sessions/--w-proj--"
 	long := strings.Repeat("a", 200<<10)
 	tests := []struct {
 		req   adapters.Request
@@ -35,6 +37,7 @@ func TestCommand(t *testing.T) {
 		{adapters.Request{Prompt: long}, "--print --mode json" + ro, long},
 	}
 	for _, tt := range tests {
+		tt.req.Cwd, tt.req.Env = "/w/proj", []string{"HOME=/h"}
 		cmd, err := (&pi.Adapter{}).Command(tt.req, adapters.Install{Path: "/bin/pi"})
 		if err != nil {
 			t.Errorf("Command(%q) error %v", tt.req.Prompt, err)
@@ -85,5 +88,37 @@ func TestRegistered(t *testing.T) {
 	}
 	if info := ad.Info(); info.Binary != "pi" || info.InstallHint != "npm i -g @mariozechner/pi-coding-agent" || info.MinVersion != pi.MinVersion {
 		t.Errorf("Info() = %+v", info)
+	}
+}
+
+// TestCommandSessionDir: below full the session directory is pi's default
+// under the agent directory pi would use; a caller's
+// PI_CODING_AGENT_SESSION_DIR, and full, leave it to pi.
+func TestCommandSessionDir(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		env   []string
+		level adapters.Permission
+		want  string // the --session-dir value, "" for none
+	}{
+		{[]string{"HOME=/h"}, adapters.PermissionNone, "/h/.pi/agent/sessions/--w-a:b--"},
+		{[]string{"HOME=/h", "PI_CODING_AGENT_DIR=~/pi"}, adapters.PermissionReadOnly, "/h/pi/sessions/--w-a:b--"},
+		{[]string{"HOME=/h", "PI_CODING_AGENT_DIR=/etc/pi"}, adapters.PermissionReadOnly, "/etc/pi/sessions/--w-a:b--"},
+		{[]string{"HOME=/h", "PI_CODING_AGENT_SESSION_DIR=/s"}, adapters.PermissionReadOnly, ""},
+		{[]string{"HOME=/h"}, adapters.PermissionFull, ""},
+	} {
+		cmd, err := (&pi.Adapter{}).Command(adapters.Request{Prompt: "hi", Cwd: "/w/a:b", Env: tt.env, Permission: tt.level}, adapters.Install{Path: "/bin/pi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for i, a := range cmd.Args {
+			if a == "--session-dir" && i+1 < len(cmd.Args) {
+				got = cmd.Args[i+1]
+			}
+		}
+		if want := strings.ReplaceAll(tt.want, ":", "-"); got != want {
+			t.Errorf("%v %s: --session-dir %q, want %q", tt.env, tt.level, got, want)
+		}
 	}
 }

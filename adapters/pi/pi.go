@@ -59,9 +59,9 @@ var info = adapters.Info{
 	RetryLimits: "pi takes its retry counts only from settings.json: hub stops it at retry notice N+1, but the provider SDK's own retries inside each attempt are not seen; set retry.provider.maxRetries in pi's settings.json",
 	LoginHint:   "run `pi` and log in with /login",
 	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone:     {How: adapters.Native, Means: "--no-tools --no-extensions"},
-		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools " + readTools + " --no-extensions", Note: "pi's read tools read outside --cwd too"},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--tools " + writeTools + " --no-extensions -e <hub's extension>",
+		adapters.PermissionNone:     {How: adapters.Native, Means: "--no-tools --no-extensions --offline"},
+		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools " + readTools + " --no-extensions --offline", Note: "pi's read tools read outside --cwd too"},
+		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--tools " + writeTools + " --no-extensions --offline -e <hub's extension>",
 			Note: "pi has no sandbox, so no shell: hub's extension blocks a write or edit whose path, symbolic links resolved, is outside --cwd, before it runs"},
 		adapters.PermissionFull: {How: adapters.Native, Means: "pi's default tools and the extensions it finds (the user's and the project's)"},
 	},
@@ -122,9 +122,13 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.Resume != "" {
 		args = append(args, "--session", req.Resume)
 	}
-	grant, err := toolArgs(req.Permission.OrDefault())
+	level := req.Permission.OrDefault()
+	grant, err := toolArgs(level)
 	if err != nil {
 		return adapters.Command{}, err
+	}
+	if level != adapters.PermissionFull {
+		grant = append(grant, sessionDirArgs(req)...)
 	}
 	cmd := adapters.Command{Path: inst.Path, Args: append(args, grant...)}
 	if argSafe(req.Prompt) {
@@ -140,22 +144,60 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 // the names here are its built-in ones). Below full, no extension is
 // discovered (the project's .pi/extensions, the user's): an extension is
 // code that runs in pi, outside any tool allowlist, and a repository hub is
-// asked to look at must not run its own.
+// asked to look at must not run its own; nor are the packages of a
+// settings.json installed (--offline): pi installs them at start with the
+// settings' own npmCommand, which a project's .pi/settings.json sets too.
 func toolArgs(level adapters.Permission) ([]string, error) {
 	switch level {
 	case adapters.PermissionNone:
-		return []string{"--no-tools", "--no-extensions"}, nil
+		return []string{"--no-tools", "--no-extensions", "--offline"}, nil
 	case adapters.PermissionReadOnly:
-		return []string{"--tools", readTools, "--no-extensions"}, nil
+		return []string{"--tools", readTools, "--no-extensions", "--offline"}, nil
 	case adapters.PermissionWorkspaceWrite:
 		ext, err := confineExtension()
 		if err != nil {
 			return nil, err
 		}
 		// -e loads hub's extension under --no-extensions too.
-		return []string{"--tools", writeTools, "--no-extensions", "-e", ext}, nil
+		return []string{"--tools", writeTools, "--no-extensions", "--offline", "-e", ext}, nil
 	}
 	return nil, nil
+}
+
+// sessionDirArgs pin pi's session directory, below full, to where pi keeps
+// it by default (getDefaultSessionDir in 0.73.1's session-manager.js:
+// <agent dir>/sessions/--<real cwd without its leading "/", "/" and ":"
+// made "-">--), so that a project's .pi/settings.json sessionDir cannot
+// choose where the run's transcript is written. A caller's
+// PI_CODING_AGENT_SESSION_DIR already wins over the settings and is left
+// alone; so is a run without HOME (pi then asks the password database).
+func sessionDirArgs(req adapters.Request) []string {
+	if adapters.Getenv(req.Env, "PI_CODING_AGENT_SESSION_DIR") != "" {
+		return nil
+	}
+	home, dir := adapters.Getenv(req.Env, "HOME"), adapters.Getenv(req.Env, "PI_CODING_AGENT_DIR")
+	switch {
+	case dir == "" && home == "":
+		return nil
+	case dir == "":
+		dir = filepath.Join(home, ".pi", "agent")
+	case dir == "~":
+		dir = home
+	case strings.HasPrefix(dir, "~/"):
+		dir = home + dir[1:]
+	}
+	cwd := req.Cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = real // pi's process.cwd()
+	}
+	safe := "--" + strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(strings.TrimPrefix(cwd, "/")) + "--"
+	return []string{"--session-dir", filepath.Join(dir, "sessions", safe)}
 }
 
 // confineTS is hub's pi extension for workspace-write (confine.ts).

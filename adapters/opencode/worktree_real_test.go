@@ -5,13 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/budget"
-	"github.com/hubcli/hub/events"
 )
 
 // TestRealPermissionWorkspaceWriteGitWorktree: --cwd is a directory inside
@@ -69,61 +67,4 @@ func TestRealPermissionWorkspaceWriteGitCoreWorktree(t *testing.T) {
 	}
 }
 
-// TestRealPermissionReadOnlyGitWorktreeRead: OpenCode's read-only grant
-// says "reads are confined to --cwd as well (external_directory is
-// denied)", but with --cwd inside a git repository (repo/sub) a read of
-// repo/secret.txt, outside --cwd, is allowed by the same worktree rule and
-// its content reaches the model.
-func TestRealPermissionReadOnlyGitWorktreeRead(t *testing.T) {
-	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
-	repo := e.Work
-	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
-		t.Skipf("git init: %v %s", err, out)
-	}
-	sub := filepath.Join(repo, "sub")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	secret := filepath.Join(repo, "secret.txt")
-	if err := os.WriteFile(secret, []byte("the-secret-outside-cwd\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	prompt := fmt.Sprintf(`Read it. MOCK_CALL read {"filePath":%q}`, secret)
-	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) {
-		req.Permission = adapters.PermissionReadOnly
-		req.Cwd = sub
-	})
-	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
-	for _, ev := range r.Events {
-		if f, ok := ev.Body.(events.ToolFinished); ok && strings.Contains(f.Output, "the-secret-outside-cwd") {
-			t.Fatalf("--permission read-only --cwd %s: OpenCode read %s, outside --cwd, and gave its content to the model (%q); the grant's note says reads are confined to --cwd", sub, secret, f.Output)
-		}
-	}
-}
 
-// TestRealPermissionReadOnlyLinkRead: under read-only hub does not run
-// CheckLinks (only under workspace-write), and OpenCode checks a read's
-// path by its letters: a link in --cwd to a file outside (a repository can
-// ship one: leak -> ../secret.txt, or to ~/.ssh/id_ed25519) is read and its
-// content given to the model, against the grant's note that reads are
-// confined to --cwd.
-func TestRealPermissionReadOnlyLinkRead(t *testing.T) {
-	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
-	secret := filepath.Join(filepath.Dir(e.Work), "secret.txt")
-	if err := os.WriteFile(secret, []byte("the-secret-outside-cwd\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(secret, filepath.Join(e.Work, "leak.txt")); err != nil {
-		t.Fatal(err)
-	}
-	prompt := fmt.Sprintf(`Read it. MOCK_CALL read {"filePath":%q}`, filepath.Join(e.Work, "leak.txt"))
-	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) { req.Permission = adapters.PermissionReadOnly })
-	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
-	for _, ev := range r.Events {
-		if f, ok := ev.Body.(events.ToolFinished); ok && strings.Contains(f.Output, "the-secret-outside-cwd") {
-			t.Fatalf("--permission read-only: OpenCode read %s through the link leak.txt in --cwd and gave its content to the model (%q); the grant's note says reads are confined to --cwd", secret, f.Output)
-		}
-	}
-}
