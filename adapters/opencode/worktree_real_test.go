@@ -66,5 +66,3 @@ func TestRealPermissionWorkspaceWriteGitCoreWorktree(t *testing.T) {
 		t.Fatalf("--permission workspace-write --cwd %s (core.worktree %s in its .git/config): %s, outside --cwd, was written (%q); the grant allows writes under --cwd only", e.Work, above, lands, b)
 	}
 }
-
-
