@@ -86,6 +86,11 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		args = append(args, "--session="+req.Resume)
 	}
 	level := req.Permission.OrDefault()
+	if level != adapters.PermissionFull {
+		if err := checkPlugins(req.Cwd); err != nil {
+			return adapters.Command{}, err
+		}
+	}
 	if level == adapters.PermissionWorkspaceWrite {
 		if err := adapters.CheckLinks(Name, req.Cwd); err != nil {
 			return adapters.Command{}, err
@@ -114,6 +119,45 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 // untrustedMeans is how the grants below full keep the working directory's
 // own config out (see Command).
 const untrustedMeans = "; OPENCODE_DISABLE_PROJECT_CONFIG=1 (the project's opencode.json and .opencode plugins are not loaded)"
+
+// checkPlugins refuses a level below full in a working directory (dir, ""
+// for hub's) where OpenCode would find the project's own plugins: a
+// .opencode/plugin or .opencode/plugins directory in it or in a directory
+// above it, up to the top of its git worktree (or to / outside git), where
+// OpenCode looks; the home directory's is the user's own and is not
+// counted. They are code, run when loaded, and OpenCode 1.18.33
+// loaded them in about one run in three even with
+// OPENCODE_DISABLE_PROJECT_CONFIG=1 (TestRealPermissionProjectCode). The
+// error is permission_denied/effect_not_granted naming the directory.
+func checkPlugins(dir string) error {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	home, _ := os.UserHomeDir() // ~/.opencode is the user's own, trusted
+	for d := abs; ; d = filepath.Dir(d) {
+		for _, sub := range []string{"plugin", "plugins"} {
+			if d == home {
+				break
+			}
+			p := filepath.Join(d, ".opencode", sub)
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
+					"remove or rename "+p+" if you do not need it, or run with --permission full (with --yes) if you trust its code",
+					"%s holds OpenCode plugins, code that OpenCode may run at start below --permission full despite hub turning project config off; hub does not run it", p)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil || d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
 
 // checkWorktree refuses workspace-write in a working directory (dir, ""
 // for hub's) that is not the top of its git worktree: OpenCode's

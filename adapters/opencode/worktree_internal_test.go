@@ -53,3 +53,29 @@ func TestCheckWorktree(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPlugins checks that a project's OpenCode plugins, in --cwd or
+// above it up to the top of its git worktree, are found, and that nothing
+// above the worktree's top is looked at.
+func TestCheckPlugins(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, d := range []string{"a/.opencode/plugins", "a/repo/.git", "a/repo/sub", "b/.opencode/plugin", "b/c", "clean/.opencode/agent"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		dir     string
+		refused bool
+	}{
+		{"a", true},
+		{"a/repo/sub", false}, // a/.opencode is above the worktree's top
+		{"b/c", true},
+		{"clean", false},
+	} {
+		if err := checkPlugins(filepath.Join(root, tt.dir)); (err != nil) != tt.refused {
+			t.Errorf("%s: checkPlugins = %v, want refused %v", tt.dir, err, tt.refused)
+		}
+	}
+}
