@@ -209,7 +209,7 @@ func TestPermissionArgs(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), "env")
 			res := runFake(t, t.Context(), "env", func(r *adapters.Request) {
-				r.Permission = level
+				r.Permission, r.Cwd = level, t.TempDir() // not below a git worktree's top
 				r.Env = []string{"HUB_FAKE_OUT=" + out, `OPENCODE_CONFIG_CONTENT={"permission":{"bash":"allow","*":"ask"}}`}
 			})
 			wantBin(t, res.fin, "", "")
@@ -292,7 +292,9 @@ func TestConfirm(t *testing.T) {
 	t.Parallel()
 	var shown adapters.Grant
 	ok := func(_ context.Context, _ adapters.Request, g adapters.Grant) error { shown = g; return nil }
-	res := runFake(t, t.Context(), "ok", func(r *adapters.Request) { r.Permission = adapters.PermissionWorkspaceWrite }, adapters.WithConfirm(ok))
+	// A --cwd of its own: the package's directory is below its git
+	// worktree's top, where OpenCode is refused workspace-write.
+	res := runFake(t, t.Context(), "ok", func(r *adapters.Request) { r.Permission, r.Cwd = adapters.PermissionWorkspaceWrite, t.TempDir() }, adapters.WithConfirm(ok))
 	wantBin(t, res.fin, "", "")
 	if shown.Level != adapters.PermissionWorkspaceWrite || shown.How != adapters.Native || shown.Means == "" {
 		t.Errorf("confirm was shown %+v, want opencode's workspace-write grant", shown)
