@@ -120,6 +120,21 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 // own config out (see Command).
 const untrustedMeans = "; OPENCODE_DISABLE_PROJECT_CONFIG=1 (the project's opencode.json and .opencode plugins are not loaded)"
 
+// realDir is dir ("" for hub's) as an absolute path, links resolved where
+// it exists: where OpenCode, started there, finds itself.
+func realDir(dir string) string {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return dir
+}
+
 // checkPlugins refuses a level below full in a working directory (dir, ""
 // for hub's) where OpenCode would find the project's own plugins: a
 // .opencode/plugin or .opencode/plugins directory in it or in a directory
@@ -130,16 +145,7 @@ const untrustedMeans = "; OPENCODE_DISABLE_PROJECT_CONFIG=1 (the project's openc
 // OPENCODE_DISABLE_PROJECT_CONFIG=1 (TestRealPermissionProjectCode). The
 // error is permission_denied/effect_not_granted naming the directory.
 func checkPlugins(dir string) error {
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
+	abs := realDir(dir)
 	home, _ := os.UserHomeDir() // ~/.opencode is the user's own, trusted
 	for d := abs; ; d = filepath.Dir(d) {
 		for _, sub := range []string{"plugin", "plugins"} {
@@ -167,16 +173,7 @@ func checkPlugins(dir string) error {
 // .git/config sets core.worktree higher, would not be refused. The
 // error is permission_denied/effect_not_granted naming the worktree.
 func checkWorktree(dir string) error {
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
+	abs := realDir(dir)
 	refuse := func(top string) error {
 		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
 			"point --cwd at the top of the git worktree ("+top+"), or use --permission full (with --yes)",
