@@ -340,14 +340,18 @@ func JSONCall(tool string, args map[string]string) string {
 // of the working directory's own code (a repository hub is asked to look
 // at): files(lands) are the project's files (path relative to the working
 // directory → content) that, if the CLI loaded them, would write the file
-// lands, outside the working directory; after a plain run at each level
-// below full, lands must not exist.
-func ProjectCode(t *testing.T, a Agent, files func(lands string) map[string]string) {
+// (or make the directory) lands, outside the working directory; after a
+// plain run at each level below full, nothing may be at lands. Each edit
+// is applied to the run's Env before it starts.
+func ProjectCode(t *testing.T, a Agent, files func(lands string) map[string]string, edit ...func(*Env)) {
 	t.Helper()
 	for _, level := range []adapters.Permission{adapters.PermissionNone, adapters.PermissionReadOnly, adapters.PermissionWorkspaceWrite} {
 		t.Run(string(level), func(t *testing.T) {
 			t.Parallel()
 			e := a.Prepare(t, Setup{})
+			for _, f := range edit {
+				f(e)
+			}
 			lands := filepath.Join(t.TempDir(), "project-code-ran.txt")
 			for name, content := range files(lands) {
 				p := filepath.Join(e.Work, name)
@@ -359,8 +363,8 @@ func ProjectCode(t *testing.T, a Agent, files func(lands string) map[string]stri
 				}
 			}
 			r := e.Run(t, "Just answer hello.", budget.Limits{}, func(req *adapters.Request) { req.Permission = level })
-			if b, err := os.ReadFile(lands); err == nil {
-				t.Fatalf("--permission %s: the project's own code ran and wrote %s (%q); run ok=%v error %v", level, lands, b, r.Fin.OK, r.Fin.Error)
+			if fi, err := os.Lstat(lands); err == nil {
+				t.Fatalf("--permission %s: the project's own configuration wrote %s (%s); run ok=%v error %v", level, lands, fi.Mode(), r.Fin.OK, r.Fin.Error)
 			}
 		})
 	}
