@@ -1,0 +1,270 @@
+// Package answer holds hub's structured answers (SPEC §6.2): a --schema
+// compiled as JSON Schema draft 2020-12, the one JSON value an agent's
+// answer must be, and the check of that value against the schema, with
+// problems named by JSON pointer.
+//
+// It owns: reading and compiling a schema file (with the maintained
+// validator santhosh-tekuri/jsonschema, format assertions on, no $ref
+// leaving the file), taking the JSON value out of an answer text (bare, or
+// in one fenced json block; nothing else before or after it), validating a
+// value, and the texts hub sends an agent that has no native schema
+// support (Instructions) or whose answer did not match (RepairPrompt).
+// It does not own: how a CLI is given the schema, nor when hub asks again.
+package answer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Draft2020 is the $schema of JSON Schema draft 2020-12, the only draft a
+// schema file may declare.
+const Draft2020 = "https://json-schema.org/draft/2020-12/schema"
+
+// MaxSchemaBytes bounds a schema file: 1 MiB. It goes to the CLIs inline
+// (Claude Code's --json-schema is an argument) and into prompts.
+const MaxSchemaBytes = 1 << 20
+
+// Schema is a compiled --schema. It is safe for concurrent use.
+type Schema struct {
+	text []byte // the schema as compact JSON
+	doc  any    // the decoded document (numbers as json.Number): do not modify
+	s    *jsonschema.Schema
+}
+
+// location is the URL the schema is compiled under; nothing else resolves.
+const location = "file:///hub/schema.json"
+
+// Load reads and compiles the schema in the file at path (see Compile).
+// Errors say which file and what is wrong with it.
+func Load(path string) (*Schema, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--schema: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSchemaBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("--schema %s: %w", path, err)
+	}
+	s, err := Compile(b)
+	if err != nil {
+		return nil, fmt.Errorf("--schema %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Compile compiles data, one JSON object, as a JSON Schema of draft
+// 2020-12. It is refused when it is over MaxSchemaBytes, not exactly one
+// JSON value, not an object, declares another draft in $schema, is not a
+// valid schema by the draft's metaschema, or has a $ref that does not
+// resolve within itself (hub loads nothing else: the CLIs that get the
+// schema inline could not either).
+func Compile(data []byte) (*Schema, error) {
+	if len(data) > MaxSchemaBytes {
+		return nil, fmt.Errorf("the schema is over %d bytes", MaxSchemaBytes)
+	}
+	raw, err := one(data)
+	if err != nil {
+		return nil, fmt.Errorf("not a JSON Schema: %w", err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("not a JSON Schema: %w", err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON Schema: a schema file holds a JSON object, not %s", kindOf(doc))
+	}
+	if d, ok := obj["$schema"]; ok && d != Draft2020 {
+		return nil, fmt.Errorf("$schema is %v: hub validates with JSON Schema draft 2020-12; set $schema to %q or leave it out", d, Draft2020)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(location, doc); err != nil {
+		return nil, fmt.Errorf("not a JSON Schema: %w", err)
+	}
+	s, err := c.Compile(location)
+	if err != nil {
+		return nil, compileError(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		return nil, fmt.Errorf("not a JSON Schema: %w", err)
+	}
+	return &Schema{text: compact.Bytes(), doc: doc, s: s}, nil
+}
+
+// noLoader refuses every URL: a $ref resolves within the schema file or
+// not at all.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, errors.New("hub resolves a $ref only within the schema file (use #/$defs/…)")
+}
+
+// compileError says why the compiler refused a schema, without the
+// compiler's internal URL.
+func compileError(err error) error {
+	var sv *jsonschema.SchemaValidationError
+	var lu *jsonschema.LoadURLError
+	var np *jsonschema.JSONPointerNotFoundError
+	var an *jsonschema.AnchorNotFoundError
+	switch {
+	case errors.As(err, &sv):
+		var ve *jsonschema.ValidationError
+		if errors.As(sv.Err, &ve) {
+			return fmt.Errorf("not a valid JSON Schema (draft 2020-12): %s", Problems(leaves(ve)))
+		}
+		return fmt.Errorf("not a valid JSON Schema (draft 2020-12): %v", sv.Err)
+	case errors.As(err, &lu):
+		return fmt.Errorf("a $ref does not resolve: %s: %v", strings.TrimPrefix(lu.URL, "file:///hub/"), lu.Err)
+	case errors.As(err, &np):
+		return fmt.Errorf("a $ref does not resolve: nothing at %s in the schema", strings.TrimPrefix(np.URL, location))
+	case errors.As(err, &an):
+		return fmt.Errorf("a $ref does not resolve: no anchor %s in the schema", strings.TrimPrefix(an.Reference, location))
+	}
+	return fmt.Errorf("not a usable JSON Schema: %s", strings.ReplaceAll(err.Error(), location, "the schema"))
+}
+
+// JSON returns the schema as compact JSON, to pass to a CLI. The slice is
+// shared: do not modify it.
+func (s *Schema) JSON() []byte { return s.text }
+
+// Doc returns the decoded schema (objects as map[string]any, numbers as
+// json.Number), for checks of a CLI's own subset. It is shared: do not
+// modify it.
+func (s *Schema) Doc() any { return s.doc }
+
+// Problem is one way an answer fails: Pointer is the JSON pointer of the
+// value at fault ("" for the whole answer), Message what is wrong there.
+type Problem struct {
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string {
+	ptr := p.Pointer
+	if ptr == "" {
+		ptr = "(root)"
+	}
+	return ptr + ": " + p.Message
+}
+
+// maxListed bounds how many problems Problems lists.
+const maxListed = 20
+
+// Problems lists ps on one line, "; "-separated, the first 20 of them.
+func Problems(ps []Problem) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i == maxListed {
+			fmt.Fprintf(&b, "; and %d more", len(ps)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Check takes the answer's JSON value out of text (see Extract) and
+// validates it. It returns the value as compact JSON when it matches,
+// else the problems (never both).
+func (s *Schema) Check(text string) (json.RawMessage, []Problem) {
+	v, err := Extract(text)
+	if err != nil {
+		return nil, []Problem{{Message: err.Error()}}
+	}
+	return s.Validate(v)
+}
+
+// Validate validates value, one JSON value (a CLI's own structured answer,
+// or what Extract took out of a text): the same rules as Check, without the
+// text around it. Duplicate keys in an object are a problem: which of them
+// counts differs between JSON readers.
+func (s *Schema) Validate(value json.RawMessage) (json.RawMessage, []Problem) {
+	raw, err := one(value)
+	if err != nil {
+		return nil, []Problem{{Message: err.Error()}}
+	}
+	if p := duplicateKey(raw); p != nil {
+		return nil, []Problem{*p}
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, []Problem{{Message: "not JSON: " + err.Error()}}
+	}
+	if err := s.s.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return nil, leaves(ve)
+		}
+		return nil, []Problem{{Message: err.Error()}}
+	}
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, raw) // raw is one valid JSON value
+	return compact.Bytes(), nil
+}
+
+// leaves flattens a validation error into its innermost causes, sorted by
+// pointer and message.
+func leaves(e *jsonschema.ValidationError) []Problem {
+	var ps []Problem
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			ps = append(ps, Problem{Pointer: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(e)
+	slices.SortFunc(ps, func(a, b Problem) int {
+		if c := strings.Compare(a.Pointer, b.Pointer); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	return slices.Compact(ps)
+}
+
+// pointer is the RFC 6901 JSON pointer of tokens.
+func pointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+	}
+	return b.String()
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "an array"
+	}
+	return "an object"
+}

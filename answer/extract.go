@@ -1,0 +1,157 @@
+package answer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// printer words the validator's messages.
+var printer = message.NewPrinter(language.English)
+
+// fence opens and closes a fenced code block.
+const fence = "```"
+
+// Extract takes the one JSON value out of an answer text. The text, spaces
+// around it aside, is either that value or one fenced code block that holds
+// it, opened by a line "```json" (or a bare "```") and closed by a line
+// "```". Anything else is an error that says what is wrong: no value, prose
+// before or after it, a second value (trailing JSON), a second block, a
+// block not closed, or JSON that does not parse.
+func Extract(text string) (json.RawMessage, error) {
+	t := strings.TrimSpace(text)
+	if t == "" {
+		return nil, errors.New("the answer is empty: reply with one JSON value")
+	}
+	if !strings.HasPrefix(t, fence) {
+		return one([]byte(t))
+	}
+	head, body, ok := strings.Cut(t, "\n")
+	if info := strings.TrimSpace(strings.TrimPrefix(head, fence)); info != "" && !strings.EqualFold(info, "json") {
+		return nil, fmt.Errorf("the answer is a fenced %q block: reply with one JSON value, bare or in one ```json block", info)
+	}
+	body = strings.TrimRight(body, " \t\r")
+	if !ok || !strings.HasSuffix(body, fence) {
+		return nil, errors.New("the ```json block is not closed by a line ``` (or text follows it)")
+	}
+	body = strings.TrimSuffix(body, fence)
+	if !strings.HasSuffix(body, "\n") && strings.TrimSpace(body) != "" {
+		return nil, errors.New("the ```json block is not closed by a line of its own")
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), fence) {
+			return nil, errors.New("the answer holds more than one fenced block: reply with one JSON value")
+		}
+	}
+	if strings.TrimSpace(body) == "" {
+		return nil, errors.New("the ```json block is empty: reply with one JSON value")
+	}
+	return one([]byte(body))
+}
+
+// one returns b's JSON value when b, spaces around it aside, is exactly one
+// JSON value; else an error that names what is there instead.
+func one(b []byte) (json.RawMessage, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return nil, errors.New("empty: expected one JSON value")
+	}
+	if !utf8.Valid(b) {
+		return nil, errors.New("not UTF-8 text")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		if !startsValue(b[0]) {
+			return nil, fmt.Errorf("not one JSON value: it begins with text (%s)", quoteStart(b))
+		}
+		return nil, fmt.Errorf("not valid JSON: %s", syntax(err, b))
+	}
+	rest := bytes.TrimSpace(b[dec.InputOffset():])
+	if len(rest) == 0 {
+		return v, nil
+	}
+	if json.NewDecoder(bytes.NewReader(rest)).Decode(new(json.RawMessage)) == nil {
+		return nil, fmt.Errorf("more than one JSON value: trailing JSON after the first (%s)", quoteStart(rest))
+	}
+	return nil, fmt.Errorf("text after the JSON value (%s)", quoteStart(rest))
+}
+
+// startsValue reports whether c can begin a JSON value.
+func startsValue(c byte) bool {
+	return strings.IndexByte(`{["-0123456789tfn`, c) >= 0
+}
+
+// syntax words a decoding error with its byte offset.
+func syntax(err error, b []byte) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%v at byte %d", se, se.Offset)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "it ends before the value is complete"
+	}
+	return err.Error()
+}
+
+// quoteStart quotes the first 40 bytes of b (whole UTF-8 characters).
+func quoteStart(b []byte) string {
+	const n = 40
+	if len(b) <= n {
+		return fmt.Sprintf("%q", b)
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q…", b[:cut])
+}
+
+// duplicateKey returns the first object key that appears twice in one
+// object of raw (valid JSON), as a problem at that object's pointer.
+func duplicateKey(raw []byte) *Problem {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var walk func(path []string) *Problem
+	walk = func(path []string) *Problem {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil
+				}
+				key, _ := k.(string)
+				if seen[key] {
+					return &Problem{Pointer: pointer(path), Message: fmt.Sprintf("duplicate key %q", key)}
+				}
+				seen[key] = true
+				if p := walk(append(path, key)); p != nil {
+					return p
+				}
+			}
+			_, _ = dec.Token() // '}'
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if p := walk(append(path, fmt.Sprint(i))); p != nil {
+					return p
+				}
+			}
+			_, _ = dec.Token() // ']'
+		}
+		return nil
+	}
+	return walk(nil)
+}
