@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/framer"
@@ -135,6 +136,32 @@ type Request struct {
 	// default for "") or uses its saved login (AuthLogin: BilledKeys are
 	// removed from its environment, and Env may not set one).
 	Auth Auth
+	// Schema, when not nil, is the JSON Schema the run's answer must match
+	// (SPEC §6.2): each adapter passes it to the CLI's own structured
+	// output where there is one (Claude Code, Codex) and into the prompt
+	// where there is not (answer.Schema.WithInstructions); Run checks every
+	// answer itself and reports the value in run.finished.structured.
+	Schema *answer.Schema
+	// SchemaRetries is how many times Run resumes the session of an answer
+	// that does not match Schema, with its problems (answer.RepairPrompt):
+	// 0 means DefaultSchemaRetries, a negative count none.
+	SchemaRetries int
+}
+
+// DefaultSchemaRetries is how many repairs of an answer that does not
+// match Request.Schema a run asks for when Request.SchemaRetries is 0.
+const DefaultSchemaRetries = 1
+
+// SchemaRetriesOrDefault is r.SchemaRetries with 0 read as
+// DefaultSchemaRetries and a negative count as 0.
+func (r Request) SchemaRetriesOrDefault() int {
+	switch {
+	case r.SchemaRetries == 0:
+		return DefaultSchemaRetries
+	case r.SchemaRetries < 0:
+		return 0
+	}
+	return r.SchemaRetries
 }
 
 // CheckPrompt is the prompt check every adapter makes: an empty prompt is
@@ -150,4 +177,17 @@ func CheckPrompt(agent, prompt string, maxBytes int) error {
 			"prompt is %d bytes; %s accepts at most %d through hub", len(prompt), agent, maxBytes)
 	}
 	return nil
+}
+
+// PromptWithSchema is the prompt an adapter without native schema support
+// (OpenCode, pi) sends for req: req.Prompt, followed, when req.Schema is
+// set, by the schema and the instruction to reply with one JSON value
+// (answer.Schema.WithInstructions). Errors are CheckPrompt's, of the
+// caller's prompt (empty) and of the whole (over maxBytes).
+func PromptWithSchema(agent string, req Request, maxBytes int) (string, error) {
+	if err := CheckPrompt(agent, req.Prompt, maxBytes); err != nil || req.Schema == nil {
+		return req.Prompt, err
+	}
+	p := req.Schema.WithInstructions(req.Prompt)
+	return p, CheckPrompt(agent, p, maxBytes)
 }

@@ -7,6 +7,7 @@ package adapters_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -77,6 +78,40 @@ var scenarios = map[string]func(args []string){
 		}
 		okStream(os.Stdout)
 		time.Sleep(time.Hour)
+	},
+	// answers: answers with the text of its turn: $HUB_FAKE_ANSWERS holds
+	// one answer per turn, separated by "\x1e", the first for the first run
+	// and the next for each resume (of --session=ses_fake1); past the last,
+	// the last again. Each prompt it read is appended to $HUB_FAKE_OUT,
+	// followed by "\n--\n". With $HUB_FAKE_NOSID its events carry no
+	// session id.
+	"answers": func(args []string) {
+		prompt, _ := io.ReadAll(os.Stdin)
+		out := os.Getenv("HUB_FAKE_OUT")
+		f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			os.Exit(9)
+		}
+		f.Write(append(prompt, "\n--\n"...))
+		f.Close()
+		all, _ := os.ReadFile(out)
+		turn := strings.Count(string(all), "\n--\n") - 1
+		answers := strings.Split(os.Getenv("HUB_FAKE_ANSWERS"), "\x1e")
+		text := answers[min(turn, len(answers)-1)]
+		if text == "HANG" {
+			signal.Ignore(syscall.SIGTERM)
+			fmt.Println(stepLine)
+			time.Sleep(time.Hour)
+		}
+		q, _ := json.Marshal(text)
+		id := sid
+		if os.Getenv("HUB_FAKE_NOSID") != "" {
+			id = ""
+		}
+		r := strings.NewReplacer(`"sessionID":"ses_fake1"`, `"sessionID":"`+id+`"`)
+		fmt.Println(r.Replace(stepLine))
+		fmt.Println(r.Replace(`{"type":"text","timestamp":1,"sessionID":"ses_fake1","part":{"type":"text","text":` + string(q) + `}}`))
+		fmt.Println(r.Replace(stopLine))
 	},
 	"version-old": func(args []string) {
 		fmt.Println("0.9.1")

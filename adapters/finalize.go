@@ -70,25 +70,13 @@ func (r *runner) finalize(ctx context.Context, ad Adapter, inst Install, first r
 	case d <= 0:
 		return note("no final answer: no time left under --timeout")
 	}
-	req := r.resumeRequest(sid, d)
-	spec, err := ad.Command(req, inst)
-	if err != nil {
-		return note("no final answer: cannot resume session %s: %s", sid, asError(err).Message)
-	}
-	r.s.meter.Continue()
-	// The resume's wall-clock limit counts from its own start.
-	began := r.began
-	r.began = time.Now()
-	got, err := r.attempt(ctx, ad, spec, req, nil)
-	r.began = began
-	r.s.flush() // the end of its last text delta
+	got, err := r.resume(ctx, ad, inst, r.resumeRequest(sid, d))
 	if ctx.Err() != nil {
 		return stopped()
 	}
 	if err != nil {
 		return note("no final answer: cannot resume session %s: %s", sid, asError(err).Message)
 	}
-	got.Limits = req.Limits
 	v, notice := decide(got)
 	if notice != nil {
 		r.s.emit(*notice)

@@ -141,7 +141,7 @@ func (r *runner) run(ctx context.Context) record {
 	if _, ok := r.s.overBy.(toolStepGuard); ok { // not a caller's guard with the same reason
 		rec = r.finalize(ctx, ad, inst, rec)
 	}
-	return rec
+	return r.structure(ctx, ad, inst, rec)
 }
 
 // grantRun decides the run's grant before anything starts (SPEC §6.1): a
@@ -203,6 +203,7 @@ func (r *runner) detect(ctx context.Context, ad Adapter) (inst Install, err, cau
 func (r *runner) finish(rec record) events.RunFinished {
 	rec.Usage, rec.CostSource, rec.Turns, rec.ToolCalls = r.s.meter.Totals()
 	rec.Limits, rec.SinkErr, rec.ToolCallsDenied = r.req.Limits, r.s.sinkErr, r.s.denied
+	rec.Schema = r.req.Schema != nil
 	rf, notice := decide(rec)
 	if notice != nil {
 		r.s.emit(*notice)

@@ -348,7 +348,7 @@ func (s secrets) body(b events.Body) events.Body {
 		b.Argv, b.Cwd, b.AgentVersion = s.strs(b.Argv), s.str(b.Cwd), s.ptr(b.AgentVersion)
 		return b
 	case events.RunFinished:
-		b.Text, b.SessionID = s.answer(b.Text), s.ptr(b.SessionID)
+		b.Text, b.SessionID, b.Structured = s.answer(b.Text), s.ptr(b.SessionID), s.raw(b.Structured)
 		if b.Error != nil {
 			e := *b.Error
 			e.Message, e.Hint = s.joined(e.Message), s.str(e.Hint)

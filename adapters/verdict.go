@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -57,6 +58,12 @@ type record struct {
 	SinkErr error
 	// Partial says Outcome.Text is the final-answer resume's partial answer.
 	Partial bool
+	// Schema says the run has a --schema: run.finished carries structured.
+	// Structured is the answer's value once it matched; Invalid the error of
+	// an answer that did not (agent_failed/invalid_output).
+	Schema     bool
+	Structured json.RawMessage
+	Invalid    *events.Error
 }
 
 // decide is the one place that decides how a run ended (SPEC §4): ok, bin
@@ -74,7 +81,9 @@ type record struct {
 //  4. the agent's own final totals (Claude Code's result) replace the
 //     meter's, and an ok run whose final totals are over a limit is
 //     budget_exceeded;
-//  5. a failure without an error is internal (a hub bug, named as such).
+//  5. with a --schema, an ok run's answer must have matched it: else the
+//     run is agent_failed/invalid_output (structured is null);
+//  6. a failure without an error is internal (a hub bug, named as such).
 //
 // DurationMS, RunID and the like are not its business; decide is pure.
 func decide(rec record) (events.RunFinished, *events.Notice) {
@@ -125,6 +134,16 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 		CostSource:      source,
 		Partial:         rec.Partial,
 	}
+	if rec.Schema && rf.OK {
+		switch {
+		case rec.Invalid != nil:
+			rf.OK, rf.Error = false, rec.Invalid
+		case rec.Structured == nil:
+			rf.OK, rf.Error = false, events.NewError(events.BinInternal, "", "report this as a hub bug", "the run's answer was not checked against --schema")
+		default:
+			rf.Structured = rec.Structured
+		}
+	}
 	if rec.SinkErr != nil {
 		rf.OK, rf.Partial = false, false
 		rf.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", rec.SinkErr)
@@ -134,6 +153,9 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 	}
 	if out.SessionID != "" {
 		rf.SessionID = &out.SessionID
+	}
+	if rec.Schema && !rf.OK {
+		rf.Structured = json.RawMessage("null")
 	}
 	if rec.Signal != "" {
 		rf.Signal = &rec.Signal

@@ -63,6 +63,8 @@ func TestCheck(t *testing.T) {
 		{"two values in fence", "```json\n{\"verdict\":\"approve\",\"score\":7}\n[1]\n```", "", "trailing JSON"},
 		{"truncated", `{"verdict":"approve","score":`, "", "ends before the value is complete"},
 		{"bad JSON", `{"verdict":approve}`, "", "not valid JSON"},
+		{"a word", `nothing to report`, "", "begins with text"},
+		{"a literal", `null`, "", "(root): got null, want object"},
 
 		{"extra property", `{"verdict":"approve","score":7,"note":"x"}`, "", "additional properties 'note' not allowed"},
 		{"enum", `{"verdict":"maybe","score":7}`, "", "/verdict: value must be one of"},

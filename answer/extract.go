@@ -69,7 +69,7 @@ func one(b []byte) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	var v json.RawMessage
 	if err := dec.Decode(&v); err != nil {
-		if !startsValue(b[0]) {
+		if !startsValue(b) {
 			return nil, fmt.Errorf("not one JSON value: it begins with text (%s)", quoteStart(b))
 		}
 		return nil, fmt.Errorf("not valid JSON: %s", syntax(err, b))
@@ -84,9 +84,17 @@ func one(b []byte) (json.RawMessage, error) {
 	return nil, fmt.Errorf("text after the JSON value (%s)", quoteStart(rest))
 }
 
-// startsValue reports whether c can begin a JSON value.
-func startsValue(c byte) bool {
-	return strings.IndexByte(`{["-0123456789tfn`, c) >= 0
+// startsValue reports whether b begins as a JSON value can.
+func startsValue(b []byte) bool {
+	if strings.IndexByte(`{["-0123456789`, b[0]) >= 0 {
+		return true
+	}
+	for _, lit := range []string{"true", "false", "null"} {
+		if bytes.HasPrefix(b, []byte(lit)) {
+			return true
+		}
+	}
+	return false
 }
 
 // syntax words a decoding error with its byte offset.

@@ -226,6 +226,10 @@ const (
 	NoticeCostUnknown    NoticeKind = "cost_unknown"
 	NoticeCompaction     NoticeKind = "compaction"
 	NoticeLingerKill     NoticeKind = "linger_kill"
+	// NoticeSchemaRetry says hub resumes the session because its answer did
+	// not match --schema; data has attempt, max_attempts, session_id and
+	// problems (each a pointer and a message).
+	NoticeSchemaRetry NoticeKind = "schema_retry"
 )
 
 // Notice is something worth knowing that does not end the run. Data is an
@@ -262,6 +266,11 @@ type RunFinished struct {
 	// the agent's best answer so far (then OK is false and Error is
 	// budget_exceeded/tool_steps). Absent from the JSON when false.
 	Partial bool `json:"partial,omitempty"`
+	// Structured is the run's structured answer (SPEC §6.2): nil, and
+	// absent from the JSON, when the run had no --schema; with one, the
+	// answer's JSON value once it matched the schema (then OK is true), and
+	// JSON null otherwise.
+	Structured json.RawMessage `json:"structured,omitempty"`
 }
 
 func (RunStarted) Type() Type     { return TypeRunStarted }

@@ -1,6 +1,10 @@
 package normalize
 
-import "github.com/hubcli/hub/events"
+import (
+	"encoding/json"
+
+	"github.com/hubcli/hub/events"
+)
 
 // Decoder decodes one agent's stdout, line by line, into normalized events and
 // classifies the run's outcome. A Decoder holds the state of one run; it is
@@ -56,6 +60,10 @@ type Outcome struct {
 	// result event); they replace the sums of the usage events in
 	// run.finished.
 	Totals *Totals
+	// Answer, when not nil, is the CLI's own structured answer to a
+	// --schema (Claude Code's result.structured_output), one JSON value as
+	// the CLI gave it; hub checks it instead of Text.
+	Answer json.RawMessage
 }
 
 // Totals are a run's final usage as the agent reported it.

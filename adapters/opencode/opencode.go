@@ -75,7 +75,8 @@ var info = adapters.Info{
 // permission_denied/effect_not_granted (adapters.CheckLinks): OpenCode's
 // directory check does not resolve links.
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
+	prompt, err := adapters.PromptWithSchema(Name, req, MaxPromptBytes)
+	if err != nil {
 		return adapters.Command{}, err
 	}
 	args := []string{"run", "--format", "json", "--title=" + title(req.Prompt)}
@@ -104,7 +105,7 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		name, rules, about = finalAgent, `{"*":"ask"}`, "hub's final-answer resume: no tool may run"
 	}
 	// A run must not update the binary under hub's feet.
-	cmd := adapters.Command{Path: inst.Path, Args: append(args, "--agent="+name), Stdin: []byte(req.Prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
+	cmd := adapters.Command{Path: inst.Path, Args: append(args, "--agent="+name), Stdin: []byte(prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
 	cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + withAgent(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"), name, rules, about)}
 	if level != adapters.PermissionFull {
 		// The working directory's own config (opencode.json, .opencode/

@@ -100,7 +100,8 @@ const (
 // invalid_input/bad_session; under workspace-write, hub's extension that
 // cannot be written to the cache directory is internal (confineExtension).
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
+	prompt, err := adapters.PromptWithSchema(Name, req, MaxPromptBytes)
+	if err != nil {
 		return adapters.Command{}, err
 	}
 	args := []string{"--print", "--mode", "json"}
@@ -131,10 +132,10 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		grant = append(grant, sessionDirArgs(req)...)
 	}
 	cmd := adapters.Command{Path: inst.Path, Args: append(args, grant...)}
-	if argSafe(req.Prompt) {
-		cmd.Args = append(cmd.Args, req.Prompt)
+	if argSafe(prompt) {
+		cmd.Args = append(cmd.Args, prompt)
 	} else {
-		cmd.Stdin = []byte(req.Prompt)
+		cmd.Stdin = []byte(prompt)
 	}
 	return cmd, nil
 }

@@ -1,0 +1,143 @@
+package adapters
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hubcli/hub/answer"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// structure checks the run's answer against Request.Schema (SPEC §6.2); rec
+// is the record of the run so far. Only a run that ended ok has an answer:
+// the CLI's own structured answer (Outcome.Answer) when it gave one, else
+// its final text, which must be one JSON value (answer.Extract). An answer
+// that matches becomes rec.Structured. One that does not, from a session
+// the agent named, is sent back with its problems (answer.RepairPrompt) up
+// to Request.SchemaRetries times: each repair is a resume of the session on
+// the same stream, as the final-answer resume is (its events follow in the
+// run, its usage adds to the totals, the run's limits hold across both),
+// announced by a schema_retry notice. The record returned is the last
+// attempt's, with rec.Invalid set (agent_failed/invalid_output, the
+// problems in its message) when no answer matched; a repair that fails
+// (a limit, the caller's cancel, the agent's error) ends the run with that
+// failure.
+func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec record) record {
+	sch := r.req.Schema
+	if sch == nil || rec.Start != nil {
+		return rec
+	}
+	retries := r.req.SchemaRetriesOrDefault()
+	for n := 0; ; n++ {
+		v, linger := decide(rec)
+		if !v.OK {
+			return rec // a failed run has no answer to check
+		}
+		value, problems := check(sch, rec.Outcome)
+		if problems == nil {
+			rec.Structured = value
+			return rec
+		}
+		rec.Invalid = invalidAnswer(problems)
+		sid := rec.Outcome.SessionID
+		lim := r.req.Limits
+		left := time.Duration(0) // no limit
+		if lim.Timeout > 0 {
+			left = lim.Timeout - time.Since(r.began)
+		}
+		why := ""
+		switch {
+		case retries == 0:
+			why = "no repair asked for (--schema-retries 0)"
+		case n >= retries:
+			why = fmt.Sprintf("still not matching after %d repair(s) (--schema-retries %d)", n, retries)
+		case sid == "":
+			why = "no repair: the agent reported no session id to resume"
+		case ctx.Err() != nil:
+			why = "no repair: the run was cancelled"
+		case lim.Timeout > 0 && left <= 0:
+			why = "no repair: no time left under --timeout"
+		}
+		if why != "" {
+			rec.Invalid.Message += "; " + why
+			return rec
+		}
+		if linger != nil { // of this attempt, which the repair supersedes
+			r.s.emit(*linger)
+		}
+		r.s.emit(repairNotice(sid, problems, n+1, retries))
+		req := r.req
+		req.Prompt, req.Resume = answer.RepairPrompt(problems), sid
+		req.Limits.Timeout, req.Limits.Finalize = left, -1
+		got, err := r.resume(ctx, ad, inst, req)
+		if err != nil {
+			rec.Invalid.Message += fmt.Sprintf("; no repair: cannot resume session %s: %s", sid, asError(err).Message)
+			return rec
+		}
+		// The meter's totals count every attempt; the CLI's own final
+		// totals (Claude Code's result) would count only the last.
+		got.Outcome.Totals = nil
+		if got.Outcome.SessionID == "" {
+			got.Outcome.SessionID = sid
+		}
+		rec = got
+	}
+}
+
+// check checks out's answer against sch: the CLI's structured answer when
+// it gave one, else its text.
+func check(sch *answer.Schema, out normalize.Outcome) (json.RawMessage, []answer.Problem) {
+	if out.Answer != nil {
+		return sch.Validate(out.Answer)
+	}
+	return sch.Check(out.Text)
+}
+
+// invalidAnswer is the run error of an answer that does not match the
+// schema.
+func invalidAnswer(ps []answer.Problem) *events.Error {
+	return events.NewError(events.BinAgentFailed, events.ReasonInvalidOutput,
+		"text holds the raw answer; say more about the shape in the prompt, loosen the schema, or raise --schema-retries",
+		"the answer does not match --schema: %s", answer.Problems(ps))
+}
+
+// repairNotice announces the repair attempt of maxAttempts that resumes
+// session sid.
+func repairNotice(sid string, ps []answer.Problem, attempt, maxAttempts int) events.Notice {
+	data, _ := json.Marshal(struct {
+		Attempt     int              `json:"attempt"`
+		MaxAttempts int              `json:"max_attempts"`
+		SessionID   string           `json:"session_id"`
+		Problems    []answer.Problem `json:"problems"`
+	}{attempt, maxAttempts, sid, ps})
+	return events.Notice{Kind: events.NoticeSchemaRetry, Data: data, Message: fmt.Sprintf(
+		"the answer did not match --schema (%s); hub resumes session %s to repair it (attempt %d of %d)",
+		answer.Problems(ps), sid, attempt, maxAttempts)}
+}
+
+// resume runs one more agent process of the run for req (a resume of a
+// session: the final answer after --max-tool-steps, a repair), on the
+// run's stream: its events follow the run's, its usage adds to the meter's
+// totals, and its wall-clock limit (req.Limits.Timeout) counts from its own
+// start. It returns the attempt's record, or an error when the command
+// could not be built or the process could not start.
+func (r *runner) resume(ctx context.Context, ad Adapter, inst Install, req Request) (record, error) {
+	spec, err := ad.Command(req, inst)
+	if err != nil {
+		return record{}, err
+	}
+	r.s.meter.Continue()
+	began := r.began
+	r.began = time.Now()
+	got, err := r.attempt(ctx, ad, spec, req, nil)
+	r.began = began
+	r.s.flush() // the end of its last text delta
+	if err != nil {
+		return record{}, err
+	}
+	got.Limits = req.Limits
+	return got, nil
+}

@@ -1,0 +1,159 @@
+package adapters_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/answer"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+)
+
+const scoreSchema = `{"type":"object","properties":{"score":{"type":"integer","minimum":0,"maximum":10}},"required":["score"],"additionalProperties":false}`
+
+// TestRunSchema: with Request.Schema, the answer of an ok run must be one
+// JSON value that matches; one that does not is sent back to the session
+// with its problems, SchemaRetries times, each repair a resume on the same
+// stream (a schema_retry notice, then its events; its usage in the totals);
+// an answer still invalid is agent_failed/invalid_output with the problems,
+// text the raw answer, structured null. The fake agent plays OpenCode,
+// which gets the schema in its prompt.
+func TestRunSchema(t *testing.T) {
+	t.Parallel()
+	sch, err := answer.Compile([]byte(scoreSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rs = "\x1e"
+	tests := []struct {
+		name      string
+		answers   string
+		retries   int
+		noSID     bool
+		maxTokens int64
+		bin       events.Bin
+		reason    events.Reason
+		want      string   // structured, when ok
+		text      string   // run.finished.text
+		prompts   int      // how many times the agent ran
+		message   []string // in the error message
+	}{
+		{name: "valid", answers: `{"score":3}`, want: `{"score":3}`, text: `{"score":3}`, prompts: 1},
+		{name: "fenced", answers: "```json\n{ \"score\": 10 }\n```", want: `{"score":10}`, text: "```json\n{ \"score\": 10 }\n```", prompts: 1},
+		{name: "repaired", answers: `{"score":11}` + rs + `{"score":7}`, want: `{"score":7}`, text: `{"score":7}`, prompts: 2},
+		{name: "trailing JSON repaired", answers: `{"score":1}{"score":2}` + rs + `{"score":2}`, want: `{"score":2}`, text: `{"score":2}`, prompts: 2},
+		{name: "still invalid", answers: `{"score":11}` + rs + `{"score":7,"why":"x"}`, bin: events.BinAgentFailed, reason: events.ReasonInvalidOutput,
+			text: `{"score":7,"why":"x"}`, prompts: 2, message: []string{"additional properties 'why' not allowed", "after 1 repair(s)"}},
+		{name: "two repairs", answers: `no JSON here` + rs + `{"score":-1}` + rs + `{"score":0}`, retries: 2, want: `{"score":0}`, text: `{"score":0}`, prompts: 3},
+		{name: "no repairs", answers: `{"score":"3"}`, retries: -1, bin: events.BinAgentFailed, reason: events.ReasonInvalidOutput,
+			text: `{"score":"3"}`, prompts: 1, message: []string{"/score: got string, want integer", "--schema-retries 0"}},
+		{name: "no session id", answers: `Sure! {"score":3}`, noSID: true, bin: events.BinAgentFailed, reason: events.ReasonInvalidOutput,
+			text: `Sure! {"score":3}`, prompts: 1, message: []string{"begins with text", "no session id"}},
+		{name: "repair over the token budget", answers: `[]` + rs + `{"score":1}`, maxTokens: 30, bin: events.BinBudgetExceeded, reason: events.ReasonTokens, prompts: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "prompts")
+			res := runFake(t, t.Context(), "answers", func(r *adapters.Request) {
+				r.Schema, r.SchemaRetries, r.Prompt = sch, tt.retries, "rate this"
+				r.Limits.MaxTokens = tt.maxTokens
+				r.Env = append(r.Env, "HUB_FAKE_OUT="+out, "HUB_FAKE_ANSWERS="+tt.answers)
+				if tt.noSID {
+					r.Env = append(r.Env, "HUB_FAKE_NOSID=1")
+				}
+			})
+			wantBin(t, res.fin, tt.bin, tt.reason)
+			if tt.bin == "" && string(res.fin.Structured) != tt.want {
+				t.Errorf("structured = %s, want %s", res.fin.Structured, tt.want)
+			}
+			if tt.bin != "" && string(res.fin.Structured) != "null" {
+				t.Errorf("structured = %s, want null", res.fin.Structured)
+			}
+			if tt.text != "" && res.fin.Text != tt.text {
+				t.Errorf("text = %q, want the raw answer %q", res.fin.Text, tt.text)
+			}
+			for _, m := range tt.message {
+				if !strings.Contains(res.fin.Error.Message, m) {
+					t.Errorf("error message = %q, want it to contain %q", res.fin.Error.Message, m)
+				}
+			}
+			// What the agent was asked, on disk.
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompts := strings.Split(strings.TrimSuffix(string(b), "\n--\n"), "\n--\n")
+			if len(prompts) != tt.prompts {
+				t.Fatalf("the agent ran %d times (%q), want %d", len(prompts), prompts, tt.prompts)
+			}
+			if !strings.HasPrefix(prompts[0], "rate this\n\n") || !strings.Contains(prompts[0], scoreSchema) {
+				t.Errorf("first prompt = %q, want the caller's prompt, then the schema", prompts[0])
+			}
+			for i, p := range prompts[1:] {
+				if !strings.HasPrefix(p, "Your answer did not match the JSON Schema") || !strings.Contains(p, scoreSchema) {
+					t.Errorf("repair prompt %d = %q, want the problems, then the schema", i+1, p)
+				}
+			}
+			notices := res.notices(events.NoticeSchemaRetry)
+			if len(notices) != tt.prompts-1 {
+				t.Errorf("%d schema_retry notices, want %d", len(notices), tt.prompts-1)
+			}
+			for i, n := range notices {
+				var d struct {
+					Attempt     int              `json:"attempt"`
+					MaxAttempts int              `json:"max_attempts"`
+					SessionID   string           `json:"session_id"`
+					Problems    []answer.Problem `json:"problems"`
+				}
+				if err := json.Unmarshal(n.Data, &d); err != nil || d.Attempt != i+1 || d.MaxAttempts != max(tt.retries, 1) || d.SessionID != sid || len(d.Problems) == 0 {
+					t.Errorf("notice %d data = %s (%v), want attempt %d with problems", i, n.Data, err, i+1)
+				}
+			}
+			// Every attempt's usage counts: 18 tokens each.
+			if got, want := res.fin.Usage.Sum(), int64(18*tt.prompts); got != want {
+				t.Errorf("run.finished tokens = %d, want %d (%d attempts)", got, want, tt.prompts)
+			}
+		})
+	}
+}
+
+// TestRunSchemaRepairTimeout: a repair runs within what is left of
+// --timeout; a repair that hangs ends the run as timeout/wall.
+func TestRunSchemaRepairTimeout(t *testing.T) {
+	t.Parallel()
+	sch, err := answer.Compile([]byte(scoreSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "prompts")
+	timeout := 10 * time.Second
+	res := runFake(t, t.Context(), "answers", func(r *adapters.Request) {
+		r.Schema = sch
+		r.Limits = budget.Limits{Timeout: timeout, Grace: 200 * time.Millisecond}
+		// The first turn answers wrong; the repair's turn is the fake's
+		// "hang", which never answers.
+		r.Env = append(r.Env, "HUB_FAKE_OUT="+out, "HUB_FAKE_ANSWERS={}\x1eHANG")
+	})
+	wantBin(t, res.fin, events.BinTimeout, events.ReasonWall)
+	if res.took > timeout+2*(200*time.Millisecond+adapters.StopWait) {
+		t.Errorf("run took %s, want it within --timeout %s and a stop", res.took, timeout)
+	}
+	if string(res.fin.Structured) != "null" {
+		t.Errorf("structured = %s, want null", res.fin.Structured)
+	}
+}
+
+// TestRunNoSchema: without a schema, run.finished has no structured field.
+func TestRunNoSchema(t *testing.T) {
+	t.Parallel()
+	res := runFake(t, t.Context(), "ok", nil)
+	if res.fin.Structured != nil || strings.Contains(string(res.stream), `"structured"`) {
+		t.Errorf("structured = %s in %s, want none", res.fin.Structured, res.stream)
+	}
+}
