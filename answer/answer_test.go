@@ -109,7 +109,10 @@ func TestValidateAllProblems(t *testing.T) {
 	if got != want {
 		t.Errorf("Problems = %q\nwant %q", got, want)
 	}
-	again := answer.Problems(func() []answer.Problem { _, ps := sch.Validate([]byte(`{"extra":true,"score":99,"verdict":"x"}`)); return ps }())
+	again := answer.Problems(func() []answer.Problem {
+		_, ps := sch.Validate([]byte(`{"extra":true,"score":99,"verdict":"x"}`))
+		return ps
+	}())
 	if again != got {
 		t.Errorf("Problems depend on key order: %q vs %q", again, got)
 	}
