@@ -54,7 +54,9 @@ func runFlags() []cli.Flag {
 		&cli.IntFlag{Name: "agent-retries", Value: -1, Usage: "retries of a failed model call the agent may make: set in the CLI where it has a setting (claude; codex for a provider its config.toml defines), and hub stops the run at the retry notice after them (pi: its SDK's hidden retries are not seen; opencode: not bounded, it reports no retries) (-1 = the agent's default)", EnvVars: []string{"HUB_AGENT_RETRIES"}},
 		&cli.DurationFlag{Name: "grace", Value: budget.DefaultGrace, Usage: "time between SIGTERM and SIGKILL to the agent's process group (0 = none: SIGKILL right after SIGTERM)", EnvVars: []string{"HUB_GRACE"}},
 		&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it (0 = none: stop it at its terminal event)", EnvVars: []string{"HUB_LINGER"}},
-		&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event) or json (only run.finished)", EnvVars: []string{"HUB_OUTPUT"}},
+		&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event), json (only run.finished) or answer (only the answer: with --schema its JSON value on one line, else the final text; failures on stderr)", EnvVars: []string{"HUB_OUTPUT"}},
+		&cli.StringFlag{Name: "schema", Usage: "JSON Schema (draft 2020-12) file the answer must match: one JSON value, bare or in one ```json block; run.finished.structured holds it", EnvVars: []string{"HUB_SCHEMA"}},
+		&cli.IntFlag{Name: "schema-retries", Value: adapters.DefaultSchemaRetries, Usage: "times to resume the session of an answer that does not match --schema, with what is wrong (0 = none)", EnvVars: []string{"HUB_SCHEMA_RETRIES"}},
 		&cli.StringFlag{Name: "raw-log", Usage: "write the agent's own stdout, byte for byte, to this file: always a new file, mode 0600 (an existing one is replaced); a symbolic link is refused"},
 		&cli.StringFlag{Name: "bin", Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
 		&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file (at most 16 MiB; --timeout and Ctrl-C stop the read, as they do a prompt read from stdin with -)"},
@@ -172,7 +174,7 @@ func outputSink(output string, stdout, stderr io.Writer) (adapters.Sink, func(ev
 	switch output {
 	case "jsonl":
 		sink = events.NewEncoder(stdout).Encode
-	case "json":
+	case "json", "answer":
 		sink = func(events.Event) error { return nil }
 	default:
 		sink = newTextPrinter(stdout, stderr).print
@@ -191,6 +193,12 @@ func outputSink(output string, stdout, stderr io.Writer) (adapters.Sink, func(ev
 				fin.Error = events.NewError(events.BinInternal, "", "check where hub's output goes", "writing run.finished: %v", err)
 			}
 		}
+		if output == "answer" && fin.OK {
+			if err := printAnswer(stdout, fin); err != nil {
+				fin.OK = false
+				fin.Error = events.NewError(events.BinInternal, "", "check where hub's output goes", "writing the answer: %v", err)
+			}
+		}
 		if fin.OK {
 			return nil
 		}
@@ -200,6 +208,21 @@ func outputSink(output string, stdout, stderr io.Writer) (adapters.Sink, func(ev
 		return exitError{fin.Error}
 	}
 	return keep, done
+}
+
+// printAnswer writes an ok run's answer for --output answer: the
+// structured value on one line with --schema, else the final text, ending
+// in a newline.
+func printAnswer(w io.Writer, fin events.RunFinished) error {
+	out := fin.Text
+	if fin.Structured != nil {
+		out = string(events.EscapeLineSeparators(fin.Structured))
+	}
+	if !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	_, err := io.WriteString(w, out)
+	return err
 }
 
 // errWriter remembers its writer's first error.

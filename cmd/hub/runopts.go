@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 )
@@ -41,6 +43,10 @@ type runOptions struct {
 	Auth       string // --auth: inherit or login
 	Confirm    bool
 	Yes        bool
+	Schema     string // --schema FILE, "" for none
+	// SchemaRetries is --schema-retries: repairs of an answer that does
+	// not match --schema (0 = none).
+	SchemaRetries int
 
 	Timeout      time.Duration // 0 = no limit
 	IdleTimeout  time.Duration // 0 = none
@@ -64,35 +70,37 @@ type runOptions struct {
 // newRunOptions reads hub run's flags and arguments from c.
 func newRunOptions(c *cli.Context) runOptions {
 	return runOptions{
-		Agent:        c.String("agent"),
-		Model:        c.String("model"),
-		Cwd:          c.String("cwd"),
-		Resume:       c.String("resume"),
-		Bin:          c.String("bin"),
-		Output:       c.String("output"),
-		RawLog:       c.String("raw-log"),
-		PromptFile:   c.String("prompt-file"),
-		Prices:       c.String("prices"),
-		PricesSet:    c.IsSet("prices"),
-		Env:          c.StringSlice("env"),
-		Permission:   c.String("permission"),
-		Auth:         c.String("auth"),
-		Confirm:      c.Bool("confirm"),
-		Yes:          c.Bool("yes"),
-		Timeout:      c.Duration("timeout"),
-		IdleTimeout:  c.Duration("idle-timeout"),
-		Grace:        c.Duration("grace"),
-		Linger:       c.Duration("linger"),
-		Finalize:     c.Duration("finalize-timeout"),
-		MaxCostUSD:   c.Float64("max-cost"),
-		MaxTokens:    c.Int64("max-tokens"),
-		MaxTurns:     c.Int64("max-turns"),
-		MaxToolSteps: c.Int64("max-tool-steps"),
-		AgentRetries: c.Int("agent-retries"),
-		MaxLine:      c.Int("max-line"),
-		NoFailFast:   c.Bool("no-fail-fast"),
-		Args:         c.Args().Slice(),
-		DashDash:     endedByDashDash(commandTail(c)),
+		Agent:         c.String("agent"),
+		Model:         c.String("model"),
+		Cwd:           c.String("cwd"),
+		Resume:        c.String("resume"),
+		Bin:           c.String("bin"),
+		Output:        c.String("output"),
+		RawLog:        c.String("raw-log"),
+		PromptFile:    c.String("prompt-file"),
+		Prices:        c.String("prices"),
+		PricesSet:     c.IsSet("prices"),
+		Env:           c.StringSlice("env"),
+		Permission:    c.String("permission"),
+		Auth:          c.String("auth"),
+		Confirm:       c.Bool("confirm"),
+		Yes:           c.Bool("yes"),
+		Schema:        c.String("schema"),
+		SchemaRetries: c.Int("schema-retries"),
+		Timeout:       c.Duration("timeout"),
+		IdleTimeout:   c.Duration("idle-timeout"),
+		Grace:         c.Duration("grace"),
+		Linger:        c.Duration("linger"),
+		Finalize:      c.Duration("finalize-timeout"),
+		MaxCostUSD:    c.Float64("max-cost"),
+		MaxTokens:     c.Int64("max-tokens"),
+		MaxTurns:      c.Int64("max-turns"),
+		MaxToolSteps:  c.Int64("max-tool-steps"),
+		AgentRetries:  c.Int("agent-retries"),
+		MaxLine:       c.Int("max-line"),
+		NoFailFast:    c.Bool("no-fail-fast"),
+		Args:          c.Args().Slice(),
+		DashDash:      endedByDashDash(commandTail(c)),
 	}
 }
 
@@ -126,6 +134,7 @@ type runPlan struct {
 	pricesFile string // --prices
 	output     string
 	rawLog     string
+	schemaFile string // --schema, compiled by load
 	warning    string // printed on stderr before the run starts
 	approval   approval
 
@@ -150,10 +159,12 @@ func (o runOptions) plan() (runPlan, error) {
 	if err != nil {
 		return runPlan{}, usagef("run: unknown --agent %q (one of: %s)", o.Agent, names)
 	}
-	if o.Output != "text" && o.Output != "jsonl" && o.Output != "json" {
-		return runPlan{}, usagef("run: --output must be text, jsonl or json, not %q", o.Output)
+	switch o.Output {
+	case "text", "jsonl", "json", "answer":
+	default:
+		return runPlan{}, usagef("run: --output must be text, jsonl, json or answer, not %q", o.Output)
 	}
-	p := runPlan{output: o.Output, rawLog: o.RawLog, pricesFile: o.Prices}
+	p := runPlan{output: o.Output, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema}
 	if p.prompt, err = o.promptSource(); err != nil {
 		return runPlan{}, err
 	}
@@ -184,6 +195,8 @@ func (o runOptions) plan() (runPlan, error) {
 		NoFailFast: o.NoFailFast,
 		Permission: perm,
 		Auth:       auth,
+		// The flag's 0 is no repair; the request's 0 is the default.
+		SchemaRetries: cmp.Or(o.SchemaRetries, -1),
 	}
 	switch p.prompt {
 	case promptArgs:
@@ -252,6 +265,9 @@ func (o runOptions) check() error {
 	if o.MaxLine < 0 {
 		return usagef("run: --max-line must not be negative")
 	}
+	if o.SchemaRetries < 0 {
+		return usagef("run: --schema-retries must be a count ≥ 0 (0: no repair)")
+	}
 	if o.AgentRetries < -1 {
 		return usagef("run: --agent-retries must be -1 (the agent's default) or a count ≥ 0")
 	}
@@ -318,7 +334,7 @@ func (o runOptions) swallowedFlag() error {
 	values := []struct{ flag, value string }{
 		{"agent", o.Agent}, {"model", o.Model}, {"cwd", o.Cwd}, {"resume", o.Resume}, {"bin", o.Bin},
 		{"output", o.Output}, {"raw-log", o.RawLog}, {"prompt-file", o.PromptFile}, {"prices", o.Prices},
-		{"permission", o.Permission}, {"auth", o.Auth},
+		{"permission", o.Permission}, {"auth", o.Auth}, {"schema", o.Schema},
 	}
 	for _, e := range o.Env {
 		values = append(values, struct{ flag, value string }{"env", e})
@@ -410,6 +426,13 @@ func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 			return usagef("run: %v", err)
 		}
 		p.req.Prices = prices
+	}
+	if p.schemaFile != "" {
+		sch, err := answer.Load(p.schemaFile)
+		if err != nil {
+			return usagef("run: %v", err)
+		}
+		p.req.Schema = sch
 	}
 	if cwd := p.req.Cwd; cwd != "" {
 		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
