@@ -123,12 +123,17 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		level = adapters.PermissionReadOnly
 	}
 	args = append(args, sandboxArgs(level)...)
+	schema, err := schemaArgs(req.Schema)
+	if err != nil {
+		return adapters.Command{}, err
+	}
 	if req.Resume != "" {
 		// A session id starting with "-" would be read as a flag: "--"
-		// ends the options of `resume`.
-		args = append(args, "resume", "--", req.Resume, "-")
+		// ends the options of `resume`, which takes --output-schema
+		// itself.
+		args = append(append(append(args, "resume"), schema...), "--", req.Resume, "-")
 	} else {
-		args = append(args, "-")
+		args = append(append(args, schema...), "-")
 	}
 	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt)}, nil
 }

@@ -4,10 +4,7 @@
 package pi
 
 import (
-	"bytes"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -207,44 +204,9 @@ func sessionDirArgs(req adapters.Request) []string {
 var confineTS []byte
 
 // confineExtension returns the path of confine.ts on disk, where pi can
-// load it: $XDG_CACHE_HOME/hub (or ~/.cache/hub) holds one copy per
-// content, written once, readable only by hub's user. Errors are
-// *events.Error (internal): no cache directory, or a write that failed.
+// load it (adapters.CacheFile). Errors are *events.Error (internal).
 func confineExtension() (string, error) {
-	fail := func(err error) (string, error) {
-		return "", events.NewError(events.BinInternal, "",
-			"hub writes its pi extension to the user's cache directory: set XDG_CACHE_HOME or HOME to a writable directory",
-			"cannot write hub's pi extension for --permission workspace-write: %v", err)
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return fail(err)
-	}
-	dir = filepath.Join(dir, "hub")
-	sum := sha256.Sum256(confineTS)
-	path := filepath.Join(dir, "pi-workspace-write-"+hex.EncodeToString(sum[:6])+".ts")
-	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, confineTS) {
-		return path, nil
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fail(err)
-	}
-	f, err := os.CreateTemp(dir, ".pi-extension-*")
-	if err != nil {
-		return fail(err)
-	}
-	_, werr := f.Write(confineTS)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return fail(werr)
-	}
-	return path, nil
+	return adapters.CacheFile("pi-workspace-write-", ".ts", confineTS, "hub's pi extension for --permission workspace-write")
 }
 
 // sessionID is what hub passes to pi's --session: a whole session id, a
