@@ -63,6 +63,13 @@ type Info struct {
 	// ("claude setup-token"): the hint of a run with AuthLogin that failed
 	// to authenticate.
 	LoginHint string
+	// AnswerTool, when not "", says the CLI takes Request.Schema natively
+	// and delivers the answer as the input of a tool call of this name
+	// (Claude Code's StructuredOutput), which the decoder reports in
+	// normalize.Outcome.Answer. With a schema, that tool is no effect (the
+	// permission watch lets it through at any level), and an outcome with
+	// no Answer gave no structured answer, whatever its text.
+	AnswerTool string
 }
 
 // Install is a detected agent binary.

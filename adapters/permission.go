@@ -138,6 +138,9 @@ type permissionGuard struct {
 	g     Grant
 	cwd   string // the working directory as the agent is given it (PWD)
 	root  string // the working directory with every link resolved
+	// answerTool is the tool through which the CLI delivers a --schema
+	// answer (Info.AnswerTool) when the run has one: not an effect.
+	answerTool string
 }
 
 func newPermissionGuard(agent string, g Grant, cwd string) *permissionGuard {
@@ -152,7 +155,7 @@ func newPermissionGuard(agent string, g Grant, cwd string) *permissionGuard {
 
 func (w *permissionGuard) Check(b events.Body) *events.Error {
 	st, ok := b.(events.ToolStarted)
-	if !ok || w.g.Level == PermissionFull {
+	if !ok || w.g.Level == PermissionFull || w.answerTool != "" && st.Name == w.answerTool && st.Kind == events.ToolOther {
 		return nil
 	}
 	confined := w.g.Level != PermissionNone && slices.Contains(w.g.Confined, st.Kind)

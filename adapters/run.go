@@ -248,6 +248,9 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	}
 	dec := ad.NewDecoder(req)
 	watch := newPermissionGuard(req.Agent, r.grant, r.cwd())
+	if req.Schema != nil {
+		watch.answerTool = r.info.AnswerTool
+	}
 	r.s.attempt(dec, req.MaxLine, env, r.s.guardsFor(req, req.Limits, dec, &r.warned, append([]Guard{watch}, r.opt.guards...)))
 	sup, err := proc.Launch(proc.Spec{
 		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: env, Stdin: spec.Stdin,

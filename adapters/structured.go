@@ -36,7 +36,7 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 		if !v.OK {
 			return rec // a failed run has no answer to check
 		}
-		value, problems := check(sch, rec.Outcome)
+		value, problems := check(sch, rec.Outcome, r.info.AnswerTool)
 		if problems == nil {
 			rec.Structured = value
 			return rec
@@ -88,10 +88,14 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 }
 
 // check checks out's answer against sch: the CLI's structured answer when
-// it gave one, else its text.
-func check(sch *answer.Schema, out normalize.Outcome) (json.RawMessage, []answer.Problem) {
-	if out.Answer != nil {
+// it gave one; else, for a CLI that delivers it through answerTool, the
+// problem that there is none; else its text.
+func check(sch *answer.Schema, out normalize.Outcome, answerTool string) (json.RawMessage, []answer.Problem) {
+	switch {
+	case out.Answer != nil:
 		return sch.Validate(out.Answer)
+	case answerTool != "":
+		return nil, []answer.Problem{{Message: fmt.Sprintf("no structured answer: the model never called the %s tool (its text is not the answer)", answerTool)}}
 	}
 	return sch.Check(out.Text)
 }

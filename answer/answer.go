@@ -268,3 +268,37 @@ func kindOf(v any) string {
 	}
 	return "an object"
 }
+
+// JSONWithout returns the schema as compact JSON without the root's
+// member key (its other members in their order), for a CLI whose own
+// validator refuses it (Claude Code refuses a 2020-12 $schema).
+func (s *Schema) JSONWithout(key string) []byte {
+	obj, _ := s.doc.(map[string]any)
+	if _, ok := obj[key]; !ok {
+		return s.text
+	}
+	dec := json.NewDecoder(bytes.NewReader(s.text))
+	out := []byte{'{'}
+	if _, err := dec.Token(); err != nil { // '{'
+		return s.text
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return s.text
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return s.text
+		}
+		if k == key {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		name, _ := json.Marshal(k)
+		out = append(append(append(out, name...), ':'), v...)
+	}
+	return append(out, '}')
+}

@@ -187,3 +187,14 @@ func TestRepairPrompt(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONWithout(t *testing.T) {
+	t.Parallel()
+	s := mustCompile(t, `{"type":"object","$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"z":{},"a":{"title":"x"}}}`)
+	if got, want := string(s.JSONWithout("$schema")), `{"type":"object","properties":{"z":{},"a":{"title":"x"}}}`; got != want {
+		t.Errorf("JSONWithout($schema) = %s, want %s", got, want)
+	}
+	if got := string(s.JSONWithout("title")); got != string(s.JSON()) {
+		t.Errorf("JSONWithout(absent key) = %s, want the schema unchanged", got)
+	}
+}

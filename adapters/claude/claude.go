@@ -43,6 +43,7 @@ var info = adapters.Info{
 	InstallHint: "npm i -g @anthropic-ai/claude-code",
 	ReportsCost: true,
 	LoginHint:   "run `claude setup-token` (or `claude` and /login)",
+	AnswerTool:  "StructuredOutput",
 	Grants: map[adapters.Permission]adapters.Grant{
 		adapters.PermissionNone: {How: adapters.Native, Means: "--tools= (no tool is offered to the model)" + untrustedMeans},
 		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools=Read,Glob,Grep --permission-mode=dontAsk" + untrustedMeans,
@@ -92,6 +93,13 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		args = append(args, "--resume="+req.Resume)
 	}
 	args = append(args, permissionArgs(req.Permission.OrDefault(), os.Geteuid() == 0)...)
+	if req.Schema != nil {
+		schema, err := schemaArg(req.Schema)
+		if err != nil {
+			return adapters.Command{}, err
+		}
+		args = append(args, "--json-schema="+schema)
+	}
 	// A run must not update the binary under hub's feet.
 	env := []string{"DISABLE_AUTOUPDATER=1"}
 	if req.AgentRetries != nil {

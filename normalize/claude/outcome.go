@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -66,6 +67,12 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 		return out
 	}
 	out.Totals = d.totals()
+	// With --json-schema the answer is the StructuredOutput tool's input,
+	// in structured_output; a success without it gave none (2.1.328 ends
+	// a turn where the model never called the tool as a success).
+	if so := r.Get("structured_output"); so.Exists() && so.Type != gjson.Null {
+		out.Answer = json.RawMessage(so.Raw)
+	}
 	if t := r.Get("result"); t.Type == gjson.String && t.String() != "" && !r.Get("is_error").Bool() {
 		out.Text = t.String()
 	}
@@ -73,6 +80,12 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 	case sub == "error_max_turns":
 		out.Error = events.NewError(events.BinBudgetExceeded, events.ReasonTurns, hintTurns,
 			"claude reached its maximum number of turns (%d)", r.Get("num_turns").Int())
+	case sub == "error_max_structured_output_retries":
+		// The model called StructuredOutput with input that failed the
+		// schema MAX_STRUCTURED_OUTPUT_RETRIES times (default 5).
+		out.Error = events.NewError(events.BinAgentFailed, events.ReasonInvalidOutput,
+			"say more about the shape in the prompt, or loosen the schema",
+			"claude gave no answer matching --schema: %s", normalize.Shorten(d.errorsText(), 1000))
 	case sub == "error_max_budget_usd":
 		out.Error = events.NewError(events.BinBudgetExceeded, events.ReasonCost, hintBudget,
 			"claude reached its budget (total cost $%.4f)", r.Get("total_cost_usd").Float())
@@ -82,6 +95,15 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 		out.OK = true
 	}
 	return out
+}
+
+// errorsText is the result's errors, "; "-joined.
+func (d *Decoder) errorsText() string {
+	var errs []string
+	for _, e := range d.result.Get("errors").Array() {
+		errs = append(errs, e.String())
+	}
+	return strings.Join(errs, "; ")
 }
 
 // totals reads the result's authoritative usage and cost.
@@ -101,11 +123,7 @@ func (d *Decoder) classify() *events.Error {
 	r := d.result
 	text := r.Get("result").String()
 	if text == "" { // error_during_execution puts its reasons in "errors"
-		var errs []string
-		for _, e := range r.Get("errors").Array() {
-			errs = append(errs, e.String())
-		}
-		text = strings.Join(errs, "; ")
+		text = d.errorsText()
 	}
 	status := d.apiStatus
 	if s := r.Get("api_error_status"); s.Type == gjson.Number {
@@ -170,6 +188,11 @@ func (d *Decoder) noResult(end normalize.End) *events.Error {
 	tail := normalize.CleanText(end.Stderr)
 	last := normalize.Shorten(normalize.LastLine(tail), 600)
 	switch {
+	case normalize.ContainsFold(tail, "--json-schema is not valid JSON", "--json-schema must be", "--json-schema is not a valid JSON Schema"):
+		// Claude Code (2.1.328) checks the schema with Ajv (draft-07,
+		// strict: an unknown keyword is an error) before any request.
+		return events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"give claude a schema its validator takes (draft-07 keywords, no $schema of another draft), or use another agent", "%s", last)
 	case normalize.ContainsFold(tail, "not logged in", "please run /login"):
 		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintLogin, "%s", last)
 	case normalize.ContainsFold(tail, "invalid api key"):
