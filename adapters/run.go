@@ -247,6 +247,9 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 		env = append(env, "PWD="+cwd)
 	}
 	dec := ad.NewDecoder(req)
+	if c, ok := dec.(normalize.Continuer); ok && r.s.dec != nil {
+		c.Continue(r.s.dec) // a resume of this run's session
+	}
 	watch := newPermissionGuard(req.Agent, r.grant, r.cwd())
 	if req.Schema != nil {
 		watch.answerTool = r.info.AnswerTool

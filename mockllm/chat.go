@@ -40,6 +40,8 @@ func parseChat(body []byte) (call, error) {
 	for _, m := range req.Messages {
 		c.endsInResult = m.Role == "tool"
 		switch m.Role {
+		case "assistant":
+			c.answered++
 		case "user":
 			user = append(user, chatText(m.Content))
 		case "system", "developer":

@@ -60,6 +60,8 @@ func parseMessages(body []byte) (call, error) {
 		}
 		c.endsInResult = result != nil && text == ""
 		switch m.Role {
+		case "assistant":
+			c.answered++
 		case "user":
 			user = append(user, text)
 		case "system": // Claude Code 2.1 sends one after the first user message

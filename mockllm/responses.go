@@ -70,6 +70,8 @@ func parseResponses(body []byte) (call, error) {
 				c.toolResults++
 			case it.Type == "message" || it.Type == "" && it.Role != "":
 				switch it.Role {
+				case "assistant":
+					c.answered++
 				case "user":
 					user = append(user, chatText(it.Content))
 				case "system", "developer":

@@ -78,11 +78,33 @@ const (
 	Call Scenario = "MOCK_CALL"
 	// ListTools answers [ToolsAnswer] of the tools the request offers.
 	ListTools Scenario = "MOCK_LISTTOOLS"
+	// Answer answers the text the prompt gives: "MOCK_ANSWER <text>", the
+	// text running to the end of the marker's line, each two-byte \n in it
+	// a newline. [Then] separates the answers of later turns: the answer
+	// is the one numbered by how many assistant messages the conversation
+	// already holds (past the last, the last), so a resumed session (hub's
+	// request to repair an answer) gets the next. When the request offers
+	// a tool named [AnswerTool] (Claude Code's tool for --json-schema) and
+	// the answer is a JSON object, the answer is a call of that tool with
+	// it as its input (id [AnswerCallID] of the turn), as a model answers
+	// there.
+	Answer Scenario = "MOCK_ANSWER"
 )
+
+// Then separates the answers of [Answer]'s turns.
+const Then = " MOCK_THEN "
+
+// AnswerTool is the tool [Answer] calls when it is offered: Claude Code's
+// StructuredOutput.
+const AnswerTool = "StructuredOutput"
+
+// AnswerCallID is the id of [Answer]'s call of [AnswerTool] in the turn
+// numbered n (from 1).
+func AnswerCallID(n int) string { return fmt.Sprintf("call_answer_%d", n) }
 
 // all lists every scenario; ParseScenario knows no others.
 var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage, ToolLoop, ToolForever,
-	Call, ListTools}
+	Call, ListTools, Answer}
 
 // Scenarios returns every scenario, for tests that cover them all.
 func Scenarios() []Scenario { return slices.Clone(all[:]) }
@@ -202,6 +224,7 @@ type call struct {
 	toolResult   *string // the latest tool result in the conversation, if any
 	toolResults  int     // how many tool results the conversation holds
 	endsInResult bool    // the last message is a tool result with no text of its own
+	answered     int     // how many assistant messages the conversation holds
 	userText     string  // the first user message's text
 	lastUserText string  // the last user message's text
 	// afterMarker is the rest of the marker's line, after the marker word
@@ -304,6 +327,8 @@ func (c call) plan() reply {
 		c.planCall(&r)
 	case ListTools:
 		r.text = words(ToolsAnswer(c.toolNames()))
+	case Answer:
+		c.planAnswer(&r)
 	case Tool:
 		switch {
 		case c.toolResult != nil:
@@ -320,6 +345,20 @@ func (c call) plan() reply {
 		r.text = words(TextAnswer)
 	}
 	return r
+}
+
+// planAnswer fills r with the answer of [Answer] to c.
+func (c call) planAnswer(r *reply) {
+	answers := strings.Split(strings.TrimSpace(c.afterMarker), strings.TrimSpace(Then))
+	n := min(c.answered, len(answers)-1)
+	text := strings.ReplaceAll(strings.TrimSpace(answers[n]), `\n`, "\n")
+	offered := slices.ContainsFunc(c.tools, func(t tool) bool { return t.name == AnswerTool && !t.custom })
+	if offered && isObject(text) {
+		r.kind = replyTool
+		r.toolCall = toolCall{id: AnswerCallID(n + 1), name: AnswerTool, arguments: pieces(text, 3)}
+		return
+	}
+	r.text = pieces(text, 3)
 }
 
 // planCall fills r with the answer of [Call] to c: the tool result once

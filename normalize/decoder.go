@@ -72,3 +72,15 @@ type Totals struct {
 	CostSource events.CostSource
 	Turns      int64 // model turns; 0 when the agent did not say
 }
+
+// Continuer is a Decoder that can go on from the decoder of an earlier
+// process of the same run: hub resumes a session it started (the final
+// answer after --max-tool-steps, the repair of an answer that did not
+// match --schema) and the CLI reports what its earlier process already
+// reported again (Codex's usage is the session's running total).
+type Continuer interface {
+	// Continue takes from prev, the decoder of the run's previous
+	// process, what this one needs to report only its own process's part.
+	// A prev of another kind, or of another session, is ignored.
+	Continue(prev Decoder)
+}

@@ -58,6 +58,7 @@ type Decoder struct {
 	threadID  string
 	lastText  string
 	reported  events.Tokens // the last running total Codex reported
+	continued bool          // reported is the session's total as this run's earlier process left it
 	total     events.Tokens
 	turnDone  bool
 	failed    *events.Error // from turn.failed
@@ -67,7 +68,21 @@ type Decoder struct {
 	started   map[string]events.ToolStarted // tool items reported as started and not yet finished, by item id
 }
 
-var _ normalize.Decoder = (*Decoder)(nil)
+var (
+	_ normalize.Decoder   = (*Decoder)(nil)
+	_ normalize.Continuer = (*Decoder)(nil)
+)
+
+// Continue implements normalize.Continuer: a resume of the session prev
+// decoded counts usage from the running total prev saw last, so that the
+// resume's usage is its own, exact, and no cost_unknown notice is needed.
+func (d *Decoder) Continue(prev normalize.Decoder) {
+	p, ok := prev.(*Decoder)
+	if !ok || d.opts.Resume == "" || !strings.EqualFold(p.threadID, d.opts.Resume) {
+		return
+	}
+	d.reported, d.continued = p.reported, true
+}
 
 // New returns a decoder for one run.
 func New(opts Options) *Decoder {
@@ -421,7 +436,7 @@ func (d *Decoder) usage(dst []events.Body, u gjson.Result) []events.Body {
 	d.reported = reported
 	first := d.total.Sum() == 0
 	d.total = d.total.Add(step)
-	if first && d.opts.Resume != "" {
+	if first && d.opts.Resume != "" && !d.continued {
 		dst = append(dst, events.Notice{Kind: events.NoticeCostUnknown,
 			Message: "codex reports a resumed session's usage as the session's running total: this run's own tokens and cost cannot be told apart from the earlier turns', which the figures include (an upper bound)"})
 	}

@@ -387,3 +387,31 @@ func TestSandboxFailed(t *testing.T) {
 		t.Errorf("a command failing on its own aborted the run: %+v", a)
 	}
 }
+
+// TestContinue: a resume of the session an earlier process of the run
+// decoded counts its usage from the running total that process saw, so the
+// resume's usage is its own; a decoder of another session is ignored.
+func TestContinue(t *testing.T) {
+	first := codex.New(codex.Options{Model: "gpt-5.5"})
+	decode(first, started, completed)
+	resumed := `{"type":"turn.completed","usage":{"input_tokens":3000,"cached_input_tokens":600,"output_tokens":90,"reasoning_output_tokens":0}}`
+	before := usages(decode(first, completed))[0].Total
+
+	d := codex.New(codex.Options{Model: "gpt-5.5", Resume: "t1"})
+	d.Continue(first)
+	bodies := decode(d, started, resumed)
+	u := usages(bodies)
+	if len(u) != 1 || notices(bodies, events.NoticeCostUnknown) != nil {
+		t.Fatalf("usages %v, notices %v; want one usage and no cost_unknown notice", u, notices(bodies, events.NoticeCostUnknown))
+	}
+	want := events.Tokens{Input: 3000 - 600 - before.Input, CacheRead: 600 - before.CacheRead, Output: 90 - before.Output}
+	if u[0].Step.Input != want.Input || u[0].Step.CacheRead != want.CacheRead || u[0].Step.Output != want.Output {
+		t.Errorf("resume's step = %+v, want the growth since the first process: %+v", u[0].Step, want)
+	}
+
+	other := codex.New(codex.Options{Model: "gpt-5.5", Resume: "another"})
+	other.Continue(first)
+	if n := notices(decode(other, `{"type":"thread.started","thread_id":"another"}`, resumed), events.NoticeCostUnknown); n == nil {
+		t.Error("a decoder of another session was continued: no cost_unknown notice")
+	}
+}
