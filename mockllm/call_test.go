@@ -33,6 +33,9 @@ type callConv struct {
 	user   []string
 	tools  []callTool
 	result string
+	// said are assistant answers after the user messages, each followed by
+	// a user message "again" (a resumed session), for the Answer tests.
+	said []string
 }
 
 // callAPI is how one wire API carries a callConv and its answer.
@@ -57,6 +60,9 @@ func chatCallBody(c callConv, stream bool) map[string]any {
 	for _, u := range c.user {
 		msgs = append(msgs, map[string]any{"role": "user", "content": u})
 	}
+	for _, a := range c.said {
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": a}, map[string]any{"role": "user", "content": "again"})
+	}
 	if c.result != "" {
 		msgs = append(msgs,
 			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": mockllm.ToolCallID, "type": "function",
@@ -78,6 +84,10 @@ func messagesCallBody(c callConv, stream bool) map[string]any {
 			map[string]any{"type": "text", "text": u},
 		}})
 	}
+	for _, a := range c.said {
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": a}}},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "again"}}})
+	}
 	if c.result != "" {
 		msgs = append(msgs,
 			map[string]any{"role": "assistant", "content": []any{
@@ -96,6 +106,9 @@ func responsesCallBody(c callConv, stream bool) map[string]any {
 	input := []any{inputMessage("developer", codexDeveloper)}
 	for _, u := range c.user {
 		input = append(input, inputMessage("user", u))
+	}
+	for _, a := range c.said {
+		input = append(input, inputMessage("assistant", a), inputMessage("user", "again"))
 	}
 	if c.result != "" {
 		call := map[string]any{"type": "function_call", "call_id": mockllm.ToolCallID, "name": c.tools[0].name, "arguments": "{}"}
@@ -319,5 +332,81 @@ func TestCallAnswers(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("answer = %q, want %q", tt.got, tt.want)
 		}
+	}
+}
+
+// TestAnswer: in each wire API, streamed or not, MOCK_ANSWER answers the
+// text of its turn: the first answer to a new conversation, the next for
+// each assistant message the conversation holds already, the last past the
+// end; \n in it is a newline.
+func TestAnswer(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	fns := []callTool{{name: "bash"}}
+	prompt := `Rate it. MOCK_ANSWER {"score":11}` + mockllm.Then + "```json\\n{\"score\":7}\\n```"
+	tests := []struct {
+		name string
+		said []string
+		want string
+	}{
+		{"first turn", nil, `{"score":11}`},
+		{"second turn", []string{`{"score":11}`}, "```json\n{\"score\":7}\n```"},
+		{"past the last", []string{"a", "b", "c"}, "```json\n{\"score\":7}\n```"},
+	}
+	for _, tt := range tests {
+		for name, api := range callAPIs {
+			for _, stream := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s/%s/stream=%v", tt.name, name, stream), func(t *testing.T) {
+					t.Parallel()
+					body, err := json.Marshal(api.body(callConv{user: []string{prompt}, tools: fns, said: tt.said}, stream))
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := api.read(t, stream, post(t, bounded(t), s.URL()+api.path, body).Body)
+					if got != (callAnswer{text: tt.want}) {
+						t.Errorf("answer = %+v, want the text %q", got, tt.want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestAnswerTool: offered StructuredOutput (Claude Code's --json-schema
+// tool), MOCK_ANSWER calls it with a JSON object answer, a new call id per
+// turn; an answer that is not an object is text.
+func TestAnswerTool(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tools := []callTool{{name: "Read"}, {name: mockllm.AnswerTool}}
+	for _, tt := range []struct {
+		name, prompt string
+		said         []string
+		id, input    string // the call's, or "" for text
+		text         string
+	}{
+		{"object", `MOCK_ANSWER {"score":3}`, nil, mockllm.AnswerCallID(1), `{"score":3}`, ""},
+		{"next turn", `MOCK_ANSWER {"score":11}` + mockllm.Then + `{"score":3}`, []string{"x"}, mockllm.AnswerCallID(2), `{"score":3}`, ""},
+		{"not an object", `MOCK_ANSWER [1]`, nil, "", "", "[1]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			body, err := json.Marshal(messagesCallBody(callConv{user: []string{tt.prompt}, tools: tools, said: tt.said}, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := readAll(t, post(t, bounded(t), s.URL()+"/v1/messages", body).Body)
+			tu := gjson.GetBytes(b, `content.#(type=="tool_use")`)
+			text := gjson.GetBytes(b, `content.#(type=="text").text`).String()
+			if tt.id == "" {
+				if tu.Exists() || text != tt.text {
+					t.Errorf("answer %s, want the text %q", b, tt.text)
+				}
+				return
+			}
+			if tu.Get("id").String() != tt.id || tu.Get("name").String() != mockllm.AnswerTool || !sameJSON(tu.Get("input").Raw, tt.input) {
+				t.Errorf("answer %s, want a %s call %s of %s", b, mockllm.AnswerTool, tt.id, tt.input)
+			}
+		})
 	}
 }

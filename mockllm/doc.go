@@ -21,6 +21,13 @@
 // answers the names of the tools the request offers. See [Call] and
 // [ListTools].
 //
+// "MOCK_ANSWER <text>" answers that text, one answer per turn separated by
+// " MOCK_THEN " (the next for each assistant message the conversation
+// already holds), and calls StructuredOutput with it where Claude Code
+// offers that tool: structured-answer tests give an answer that is valid,
+// invalid then corrected on resume, fenced, or followed by trailing JSON.
+// See [Answer].
+//
 // One request is handled in three steps, so that a new wire API is one new
 // file and no new scenario code:
 //
