@@ -68,6 +68,19 @@ if [[ -e $outside ]]; then echo "demo: $outside was written: the grant did not h
 echo "demo: hub exited $status (6 = permission_denied), and $outside was not written"
 [[ $status -eq 6 ]]
 
+schema=$work/review.json
+cat >"$schema" <<'JSON'
+{"type": "object", "additionalProperties": false, "required": ["verdict", "score"],
+ "properties": {"verdict": {"enum": ["approve", "reject"]}, "score": {"type": "integer", "minimum": 0, "maximum": 10}}}
+JSON
+echo
+echo "\$ hub run --agent opencode --schema review.json --output answer \"Review it. MOCK_ANSWER {\\\"verdict\\\":\\\"approve\\\",\\\"score\\\":11} MOCK_THEN {… 7}\""
+echo "  (the first answer is out of range: hub resumes the session once with what is wrong, and prints the corrected value alone)"
+answer=$("${hub[@]}" --schema "$schema" --output answer \
+  "Review it. MOCK_ANSWER {\"verdict\":\"approve\",\"score\":11} MOCK_THEN {\"verdict\":\"approve\",\"score\":7}")
+echo "$answer"
+[[ $answer == '{"verdict":"approve","score":7}' ]]
+
 echo
 echo "\$ hub run --agent opencode --output jsonl \"Say hello. MOCK_TEXT\""
 "${hub[@]}" --output jsonl "Say hello. MOCK_TEXT"
