@@ -98,7 +98,7 @@ func (r *runner) resumeRequest(sid string, d time.Duration) Request {
 	lim := r.req.Limits
 	req := r.req
 	req.Prompt, req.Resume, req.NoTools = FinalAnswerPrompt, sid, true
-	_, _, _, tools := r.s.meter.Totals()
+	tools := r.s.meter.Steps()
 	req.Limits = budget.Limits{
 		Timeout:      d,
 		IdleTimeout:  lim.IdleTimeout,

@@ -112,6 +112,9 @@ func (r *runner) run(ctx context.Context) record {
 			fmt.Sprintf("use one of: %s", strings.Join(Names(), ", ")), "%v", err), nil)
 	}
 	r.s.meter = newMeter(r.req, ad)
+	if r.req.Schema != nil && ad.Info().AnswerTool != "" {
+		r.s.meter.Exempt(ad.Info().AnswerTool) // the answer is no tool step
+	}
 	bin := r.req.Bin
 	if bin == "" {
 		bin = ad.Info().Binary
@@ -202,6 +205,7 @@ func (r *runner) detect(ctx context.Context, ad Adapter) (inst Install, err, cau
 // finish decides the run's verdict, emits run.finished and returns it.
 func (r *runner) finish(rec record) events.RunFinished {
 	rec.Usage, rec.CostSource, rec.Turns, rec.ToolCalls = r.s.meter.Totals()
+	rec.AnswerCalls = rec.ToolCalls - r.s.meter.Steps()
 	rec.Limits, rec.SinkErr, rec.ToolCallsDenied = r.req.Limits, r.s.sinkErr, r.s.denied
 	rec.Schema = r.req.Schema != nil
 	rf, notice := decide(rec)

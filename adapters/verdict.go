@@ -52,6 +52,9 @@ type record struct {
 	CostSource events.CostSource
 	Turns      int64
 	ToolCalls  int64
+	// AnswerCalls are the calls of the CLI's answer tool among ToolCalls
+	// (Info.AnswerTool): no tool steps.
+	AnswerCalls int64
 	// ToolCallsDenied counts the tool calls the CLI refused.
 	ToolCallsDenied int64
 	// SinkErr is the sink's first error: the caller did not get the events.
@@ -116,7 +119,7 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 			turns = t.Turns
 		}
 		if out.OK && out.Error == nil {
-			if over := budget.ExceededTotals(rec.Limits, usage, turns, rec.ToolCalls); over != nil {
+			if over := budget.ExceededTotals(rec.Limits, usage, turns, rec.ToolCalls-rec.AnswerCalls); over != nil {
 				out.OK, out.Error = false, over
 			}
 		}

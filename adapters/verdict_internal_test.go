@@ -106,3 +106,17 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+// TestDecideAnswerCalls: the answer tool's calls are no tool steps when an
+// agent's own final totals are checked against --max-tool-steps.
+func TestDecideAnswerCalls(t *testing.T) {
+	rec := record{Outcome: normalize.Outcome{OK: true, Totals: &normalize.Totals{CostSource: events.CostUnknown}},
+		Limits: budget.Limits{MaxToolSteps: 1}, ToolCalls: 2, AnswerCalls: 1}
+	if rf, _ := decide(rec); !rf.OK {
+		t.Errorf("one step and one answer call under --max-tool-steps 1: %v, want ok", rf.Error)
+	}
+	rec.AnswerCalls = 0
+	if rf, _ := decide(rec); rf.OK || rf.Error.Reason != events.ReasonToolSteps {
+		t.Errorf("two steps under --max-tool-steps 1: ok=%v %v, want tool_steps", rf.OK, rf.Error)
+	}
+}

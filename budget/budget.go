@@ -108,6 +108,8 @@ type Meter struct {
 	total      events.Tokens
 	turns      int64
 	toolCalls  int64
+	exempt     string // the tool whose calls are no tool steps (Exempt)
+	exempted   int64  // its calls
 	costSource events.CostSource
 	sawUsage   bool
 	// base is the total of the run's earlier agent processes (see
@@ -235,9 +237,22 @@ func (m *Meter) Observe(b events.Body) events.Body {
 		}
 	case events.ToolStarted:
 		m.toolCalls++
+		if m.exempt != "" && b.(events.ToolStarted).Name == m.exempt {
+			m.exempted++
+		}
 	}
 	return b
 }
+
+// Exempt makes the calls of the tool named name count as tool calls
+// (Totals) but not as tool steps (Steps, Limits.MaxToolSteps): the tool
+// through which a CLI delivers a structured answer (Claude Code's
+// StructuredOutput) is no step of the work.
+func (m *Meter) Exempt(name string) { m.exempt = name }
+
+// Steps returns the tool calls seen that count as tool steps: all but
+// those of the Exempt tool.
+func (m *Meter) Steps() int64 { return m.toolCalls - m.exempted }
 
 // Continue starts the usage count of a further agent process of the same run
 // (hub's final-answer resume after --max-tool-steps), whose decoder counts
@@ -272,13 +287,13 @@ func (m *Meter) Totals() (usage events.Tokens, source events.CostSource, turns, 
 // "Above" is strict: a run that spends exactly --max-cost is within it. For
 // tool steps the crossing is the tool call numbered MaxToolSteps+1.
 func (m *Meter) Exceeded(l Limits) *events.Error {
-	return exceeded(l, m.total, m.turns, m.toolCalls)
+	return exceeded(l, m.total, m.turns, m.Steps())
 }
 
 // ExceededTotals is Exceeded for final totals an agent reported itself
-// (Claude Code's result): usage, turns (0 when unknown) and tool calls.
-func ExceededTotals(l Limits, usage events.Tokens, turns, toolCalls int64) *events.Error {
-	return exceeded(l, usage, turns, toolCalls)
+// (Claude Code's result): usage, turns (0 when unknown) and tool steps.
+func ExceededTotals(l Limits, usage events.Tokens, turns, toolSteps int64) *events.Error {
+	return exceeded(l, usage, turns, toolSteps)
 }
 
 func exceeded(l Limits, usage events.Tokens, turns, tools int64) *events.Error {

@@ -236,3 +236,25 @@ func TestMeterPriceContinue(t *testing.T) {
 		t.Errorf("after Continue, Price(unpriced usage) = %+v, want the cost_unknown notice again", got)
 	}
 }
+
+// TestMeterExempt: the calls of the Exempt tool count as tool calls, not
+// as tool steps: --max-tool-steps 2 holds after two steps and the answer
+// tool's call, and the third step crosses it.
+func TestMeterExempt(t *testing.T) {
+	var m budget.Meter
+	m.Exempt("StructuredOutput")
+	lim := budget.Limits{MaxToolSteps: 2}
+	for _, name := range []string{"Read", "StructuredOutput", "Bash"} {
+		m.Observe(events.ToolStarted{Name: name})
+		if e := m.Exceeded(lim); e != nil {
+			t.Fatalf("after %s: Exceeded = %v, want nil", name, e)
+		}
+	}
+	if _, _, _, calls := m.Totals(); calls != 3 || m.Steps() != 2 {
+		t.Errorf("tool calls %d, steps %d; want 3 and 2", calls, m.Steps())
+	}
+	m.Observe(events.ToolStarted{Name: "Grep"})
+	if e := m.Exceeded(lim); e == nil || !strings.Contains(e.Message, "tool call 3 is over --max-tool-steps 2") {
+		t.Errorf("after the third step: Exceeded = %v, want tool call 3 over --max-tool-steps 2", e)
+	}
+}
