@@ -248,10 +248,17 @@ func pointer(tokens []string) string {
 	var b strings.Builder
 	for _, t := range tokens {
 		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+		b.WriteString(Token(t))
 	}
 	return b.String()
 }
+
+// tokenEscaper escapes a JSON pointer token (RFC 6901).
+var tokenEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// Token is s as one token of a JSON pointer (RFC 6901): "~" as "~0", "/"
+// as "~1".
+func Token(s string) string { return tokenEscaper.Replace(s) }
 
 func kindOf(v any) string {
 	switch v.(type) {

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/hubcli/hub/answer"
@@ -74,12 +75,7 @@ func keywords(v any, ptr string, ps *[]answer.Problem) {
 	if !ok {
 		return // true, false; or not a schema, which hub's compile refused
 	}
-	names := make([]string, 0, len(s))
-	for k := range s {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
 		if !draft07[k] {
 			*ps = append(*ps, answer.Problem{Pointer: ptr, Message: fmt.Sprintf("keyword %q is not one Claude Code's validator knows (draft-07)", k)})
 		}
@@ -91,8 +87,8 @@ func keywords(v any, ptr string, ps *[]answer.Problem) {
 	}
 	for _, k := range schemaMaps {
 		if m, ok := s[k].(map[string]any); ok {
-			for _, name := range sortedKeys(m) {
-				keywords(m[name], ptr+"/"+k+"/"+escape(name), ps)
+			for _, name := range slices.Sorted(maps.Keys(m)) {
+				keywords(m[name], ptr+"/"+k+"/"+answer.Token(name), ps)
 			}
 		}
 	}
@@ -103,29 +99,4 @@ func keywords(v any, ptr string, ps *[]answer.Problem) {
 			}
 		}
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// escape is a JSON pointer token.
-func escape(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '~':
-			out = append(out, "~0"...)
-		case '/':
-			out = append(out, "~1"...)
-		default:
-			out = append(out, s[i])
-		}
-	}
-	return string(out)
 }

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -91,12 +92,7 @@ func (c *strictChecker) node(v any, ptr string, depth int) {
 		c.add(ptr, fmt.Sprintf("nested more than %d levels deep", maxNesting))
 		return
 	}
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
 		if !strictKeywords[k] {
 			c.add(ptr, fmt.Sprintf("keyword %q is not in strict mode", k))
 		}
@@ -115,8 +111,8 @@ func (c *strictChecker) node(v any, ptr string, depth int) {
 	}
 	for _, k := range []string{"$defs", "definitions"} {
 		if defs, ok := s[k].(map[string]any); ok {
-			for _, name := range sorted(defs) {
-				c.node(defs[name], ptr+"/"+k+"/"+escape(name), depth)
+			for _, name := range slices.Sorted(maps.Keys(defs)) {
+				c.node(defs[name], ptr+"/"+k+"/"+answer.Token(name), depth)
 			}
 		}
 	}
@@ -142,11 +138,11 @@ func (c *strictChecker) object(s map[string]any, ptr string, depth int) {
 			}
 		}
 	}
-	for _, name := range sorted(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		if !required[name] {
 			c.add(ptr, fmt.Sprintf("property %q must be in required (strict mode has no optional property: make its type nullable)", name))
 		}
-		c.node(props[name], ptr+"/properties/"+escape(name), depth+1)
+		c.node(props[name], ptr+"/properties/"+answer.Token(name), depth+1)
 	}
 }
 
@@ -160,18 +156,6 @@ func hasType(s map[string]any, t string) bool {
 	}
 	return false
 }
-
-func sorted(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// escape is a JSON pointer token.
-func escape(s string) string { return strings.NewReplacer("~", "~0", "/", "~1").Replace(s) }
 
 // schemaArgs are the flags that give Codex the run's schema: the schema in
 // a file of hub's cache (adapters.CacheFile), after the strict-mode check.
