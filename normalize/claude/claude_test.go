@@ -65,6 +65,10 @@ func TestOutcome(t *testing.T) {
 		{"no result, stderr not logged in", nil, normalize.End{ExitCode: new(1), Stderr: "Not logged in · Please run /login"}, events.BinUnavailable, events.ReasonAuth},
 		{"no result, stderr network", nil, normalize.End{ExitCode: new(1), Stderr: "TypeError: fetch failed\n    cause: Error: connect ECONNREFUSED 127.0.0.1:9"}, events.BinUnavailable, events.ReasonNetwork},
 		{"killed", nil, normalize.End{Signal: "SIGTERM"}, events.BinAgentFailed, events.ReasonCrashed},
+		// --json-schema, as Claude Code 2.1.328 fails it
+		{"structured output retries", []string{`{"type":"result","subtype":"error_max_structured_output_retries","is_error":true,"num_turns":6,"terminal_reason":"structured_output_retry_exhausted","errors":["Failed to provide valid structured output after 5 attempts — last StructuredOutput error: Output does not match required schema: /score: must be integer"],"session_id":"s"}`}, exit(1), events.BinAgentFailed, events.ReasonInvalidOutput},
+		{"schema refused", nil, normalize.End{ExitCode: new(1), Stderr: "Error: --json-schema is not a valid JSON Schema: strict mode: unknown keyword: \"foo\""}, events.BinInvalidInput, events.ReasonBadRequest},
+		{"schema not JSON", nil, normalize.End{ExitCode: new(1), Stderr: "Error: --json-schema is not valid JSON: JSON Parse error: Unexpected identifier \"not\""}, events.BinInvalidInput, events.ReasonBadRequest},
 	}
 	for _, tt := range tests {
 		d, _ := decode(true, tt.lines...)
@@ -77,6 +81,32 @@ func TestOutcome(t *testing.T) {
 		case tt.bin != "" && o.Error.Hint == "":
 			t.Errorf("%s: no hint", tt.name)
 		}
+	}
+}
+
+// TestStructuredOutput: with --json-schema the answer is
+// result.structured_output, as Claude Code gave it; a success without it
+// has no answer (Claude Code 2.1.328 ends a turn where the model never
+// called StructuredOutput as a success), and the message of exhausted
+// retries names the last problem.
+func TestStructuredOutput(t *testing.T) {
+	t.Parallel()
+	d, _ := decode(true, `{"type":"result","subtype":"success","is_error":false,"result":"{\"score\":3}","structured_output":{"score": 3},"session_id":"s","num_turns":2}`)
+	if o := d.Outcome(exit(0)); !o.OK || string(o.Answer) != `{"score": 3}` {
+		t.Errorf("Outcome = ok %v answer %s, want ok and the structured_output as given", o.OK, o.Answer)
+	}
+	for _, line := range []string{
+		`{"type":"result","subtype":"success","is_error":false,"result":"Hello","session_id":"s","num_turns":2}`,
+		`{"type":"result","subtype":"success","is_error":false,"result":"Hello","structured_output":null,"session_id":"s","num_turns":2}`,
+	} {
+		d, _ := decode(true, line)
+		if o := d.Outcome(exit(0)); !o.OK || o.Answer != nil {
+			t.Errorf("Outcome of %s = ok %v answer %s, want ok and no answer", line, o.OK, o.Answer)
+		}
+	}
+	d, _ = decode(true, `{"type":"result","subtype":"error_max_structured_output_retries","is_error":true,"errors":["Failed to provide valid structured output after 2 attempts — last StructuredOutput error: Output does not match required schema: /score: must be <= 10"],"session_id":"s"}`)
+	if o := d.Outcome(exit(1)); o.Error == nil || !strings.Contains(o.Error.Message, "/score: must be <= 10") {
+		t.Errorf("Outcome = %v, want the last StructuredOutput error in the message", o.Error)
 	}
 }
 
