@@ -265,6 +265,8 @@ func TestMessagesScenarios(t *testing.T) {
 			toolName: "Read", args: `{"file_path":"/x"}`, pieces: 3, stop: "tool_use", start: msgNormalStart, end: msgNormalEnd}},
 		{scenario: mockllm.ListTools, status: 200, want: msgStream{shape: textShape, model: "claude-mock", text: "TOOLS: [Bash,Read]", pieces: 2,
 			stop: "end_turn", start: msgNormalStart, end: msgNormalEnd}},
+		{scenario: mockllm.Answer, status: 200, args: ` {"score":3}`, want: msgStream{shape: textShape, model: "claude-mock", text: `{"score":3}`, pieces: 3,
+			stop: "end_turn", start: msgNormalStart, end: msgNormalEnd}},
 	}
 	var covered []mockllm.Scenario
 	for _, tt := range tests {

@@ -711,8 +711,8 @@ func TestRetryAfter(t *testing.T) {
 func TestScenariosAllParse(t *testing.T) {
 	t.Parallel()
 	all := mockllm.Scenarios()
-	if len(all) != 14 {
-		t.Errorf("len(Scenarios()) = %d, want 14", len(all))
+	if len(all) != 15 {
+		t.Errorf("len(Scenarios()) = %d, want 15", len(all))
 	}
 	for _, s := range all {
 		if got, ok := mockllm.ParseScenario("x " + string(s) + " y"); got != s || !ok {

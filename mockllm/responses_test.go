@@ -655,6 +655,8 @@ func TestResponsesScenarios(t *testing.T) {
 			status: "completed", output: "reasoning,function_call", usage: normalUsage}},
 		{scenario: mockllm.ListTools, status: 200, want: respStream{shape: respTextShape, model: codexModel, reasoning: mockllm.ReasoningSummary,
 			text: "TOOLS: [exec_command]", status: "completed", output: "reasoning,message", usage: normalUsage}},
+		{scenario: mockllm.Answer, status: 200, args: ` {"score":3}`, want: respStream{shape: respTextShape, model: codexModel, reasoning: mockllm.ReasoningSummary,
+			text: `{"score":3}`, status: "completed", output: "reasoning,message", usage: normalUsage}},
 	}
 	var covered []mockllm.Scenario
 	for _, tt := range tests {
