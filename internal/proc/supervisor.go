@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -533,11 +532,20 @@ func sweepOrphans() {
 // writes afterwards, however fast. When the count cannot be read, a read
 // waiting at the exit gives up after PipeDrain and the stream ends once the
 // pipe is empty.
+//
+// Each read syscall and its accounting run under mu, as agentExited's count
+// does: a read either took its bytes out of the pipe before the count (and
+// owes nothing) or after it (and is taken off what is owed). Without that,
+// a read that returned just before the count but was accounted after it
+// was taken off bytes it never read, and the end of the output (the last
+// stderr lines) was lost.
 type pipeReader struct {
-	f      *os.File
-	rc     syscall.RawConn
-	exited atomic.Bool
-	left   atomic.Int64 // bytes still to return after the exit; -1 unknown
+	f  *os.File
+	rc syscall.RawConn
+
+	mu     sync.Mutex
+	exited bool
+	left   int64 // bytes still to return after the exit; -1 unknown
 }
 
 func newPipeReader(f *os.File) *pipeReader {
@@ -548,9 +556,10 @@ func newPipeReader(f *os.File) *pipeReader {
 }
 
 func (p *pipeReader) agentExited() {
+	p.mu.Lock()
 	q := p.queued()
-	p.left.Store(int64(q))
-	p.exited.Store(true)
+	p.left, p.exited = int64(q), true
+	p.mu.Unlock()
 	if q == 0 {
 		_ = p.f.SetReadDeadline(time.Now()) // a read waiting now: nothing more is owed
 	} else {
@@ -573,28 +582,61 @@ func (p *pipeReader) queued() int {
 }
 
 func (p *pipeReader) Read(b []byte) (int, error) {
-	if p.exited.Load() {
-		left := p.left.Load()
-		if left < 0 {
-			left = int64(p.queued())
+	if p.rc == nil {
+		n, err := p.f.Read(b)
+		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
+			return n, io.EOF
 		}
-		if left == 0 {
+		return n, err
+	}
+	p.mu.Lock()
+	owed := p.exited && p.left > 0
+	p.mu.Unlock()
+	if owed {
+		// Owed bytes are queued: this read cannot block, and the deadline
+		// agentExited set for a waiting read must not cut it off.
+		_ = p.f.SetReadDeadline(time.Time{})
+	}
+	var n int
+	var rerr error
+	err := p.rc.Read(func(fd uintptr) bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		buf := b
+		if p.exited {
+			left := p.left
+			if left < 0 {
+				left = int64(p.queued())
+			}
+			if left == 0 {
+				n, rerr = 0, io.EOF
+				return true
+			}
+			if left > 0 {
+				buf = b[:min(int64(len(b)), left)]
+			}
+		}
+		m, e := unix.Read(int(fd), buf)
+		switch {
+		case e == unix.EAGAIN || e == unix.EINTR:
+			return false // wait until the pipe is readable (or the deadline)
+		case e != nil:
+			n, rerr = 0, e
+		case m == 0:
+			n, rerr = 0, io.EOF // every write end is closed
+		default:
+			n = m
+			if p.exited && p.left > 0 {
+				p.left -= int64(m)
+			}
+		}
+		return true
+	})
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
 			return 0, io.EOF
 		}
-		if left > 0 {
-			// Owed bytes are queued: this read cannot block, and the
-			// deadline agentExited set for a waiting read must not cut
-			// it off.
-			b = b[:min(int64(len(b)), left)]
-			_ = p.f.SetReadDeadline(time.Time{})
-		}
+		return 0, err
 	}
-	n, err := p.f.Read(b)
-	if p.exited.Load() && p.left.Load() > 0 {
-		p.left.Add(-int64(n))
-	}
-	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {
-		return n, io.EOF
-	}
-	return n, err
+	return n, rerr
 }

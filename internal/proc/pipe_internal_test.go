@@ -1,0 +1,48 @@
+package proc
+
+import (
+	"io"
+	"os"
+	"testing"
+)
+
+// TestPipeReaderExitRace: whenever the process's exit lands while a read
+// is in flight, the reader returns every byte written before the exit —
+// none lost, none waited for — although the pipe's write end stays open
+// (a grandchild that holds it). A read that took bytes out of the pipe
+// just before agentExited counted what was queued must not be taken off
+// the bytes still owed.
+func TestPipeReaderExitRace(t *testing.T) {
+	const chunk, chunks = 512, 64
+	for i := range 300 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newPipeReader(r)
+		buf := make([]byte, chunk)
+		for j := range buf {
+			buf[j] = 'a' + byte(j%26)
+		}
+		for range chunks {
+			if _, err := w.Write(buf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make(chan int64, 1)
+		go func() {
+			n, _ := io.CopyBuffer(io.Discard, p, make([]byte, 100))
+			got <- n
+		}()
+		// The exit comes while the copy reads: at once, or a little later.
+		for range i % 7 {
+			_ = p.queued()
+		}
+		p.agentExited()
+		if n := <-got; n != chunk*chunks {
+			t.Fatalf("iteration %d: read %d bytes, want all %d written before the exit", i, n, chunk*chunks)
+		}
+		r.Close()
+		w.Close()
+	}
+}
