@@ -98,6 +98,10 @@ var scenarios = map[string]func(args []string){
 		turn := strings.Count(string(all), "\n--\n") - 1
 		answers := strings.Split(os.Getenv("HUB_FAKE_ANSWERS"), "\x1e")
 		text := answers[min(turn, len(answers)-1)]
+		if text == "BADSESSION" {
+			fmt.Fprintln(os.Stderr, "Error: Session not found")
+			os.Exit(1)
+		}
 		if text == "HANG" {
 			signal.Ignore(syscall.SIGTERM)
 			fmt.Println(stepLine)

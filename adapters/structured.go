@@ -77,14 +77,38 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 			rec.Invalid.Message += fmt.Sprintf("; no repair: cannot resume session %s: %s", sid, asError(err).Message)
 			return rec
 		}
-		// The meter's totals count every attempt; the CLI's own final
-		// totals (Claude Code's result) would count only the last.
-		got.Outcome.Totals = nil
+		// The CLI's own final totals (Claude Code's result, the only place
+		// it reports cost) are of this process alone: the run's are the
+		// sum of every attempt's. Without them for each, the meter's.
+		got.Outcome.Totals = sumTotals(rec.Outcome.Totals, got.Outcome.Totals)
 		if got.Outcome.SessionID == "" {
 			got.Outcome.SessionID = sid
 		}
+		if rv, _ := decide(got); !rv.OK && rv.Error != nil && rv.Error.Bin == events.BinInvalidInput {
+			// The session the agent named could not be resumed (no
+			// such session, a request the CLI refuses): not the
+			// caller's input, and the answer stays the one that did not
+			// match.
+			rec.Invalid.Message += fmt.Sprintf("; no repair: resuming session %s failed: %s", sid, rv.Error.Message)
+			rec.Outcome.Totals = got.Outcome.Totals
+			return rec
+		}
+		got.Note = fmt.Sprintf("while hub resumed session %s to repair an answer that did not match --schema (%s)", sid, answer.Problems(problems))
 		rec = got
 	}
+}
+
+// sumTotals is the sum of two attempts' final totals, nil unless both
+// have them.
+func sumTotals(a, b *normalize.Totals) *normalize.Totals {
+	if a == nil || b == nil {
+		return nil
+	}
+	t := normalize.Totals{Usage: a.Usage.Add(b.Usage), CostSource: a.CostSource, Turns: a.Turns + b.Turns}
+	if a.CostSource != b.CostSource || t.Usage.CostUSD == nil {
+		t.CostSource = events.CostUnknown
+	}
+	return &t
 }
 
 // check checks out's answer against sch: the CLI's structured answer when

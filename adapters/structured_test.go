@@ -54,6 +54,8 @@ func TestRunSchema(t *testing.T) {
 			text: `{"score":"3"}`, prompts: 1, message: []string{"/score: got string, want integer", "--schema-retries 0"}},
 		{name: "no session id", answers: `Sure! {"score":3}`, noSID: true, bin: events.BinAgentFailed, reason: events.ReasonInvalidOutput,
 			text: `Sure! {"score":3}`, prompts: 1, message: []string{"begins with text", "no session id"}},
+		{name: "session not resumable", answers: `{"score":11}` + rs + `BADSESSION`, bin: events.BinAgentFailed, reason: events.ReasonInvalidOutput,
+			text: `{"score":11}`, prompts: 2, message: []string{"/score: maximum: got 11, want 10", "no repair: resuming session ses_fake1 failed: Error: Session not found"}},
 		{name: "repair over the token budget", answers: `[]` + rs + `{"score":1}`, maxTokens: 30, bin: events.BinBudgetExceeded, reason: events.ReasonTokens, prompts: 2},
 	}
 	for _, tt := range tests {
@@ -116,8 +118,15 @@ func TestRunSchema(t *testing.T) {
 				}
 			}
 			// Every attempt's usage counts: 18 tokens each.
-			if got, want := res.fin.Usage.Sum(), int64(18*tt.prompts); got != want {
-				t.Errorf("run.finished tokens = %d, want %d (%d attempts)", got, want, tt.prompts)
+			reported := tt.prompts // attempts that reported usage
+			if strings.HasSuffix(tt.answers, "BADSESSION") {
+				reported--
+			}
+			if got, want := res.fin.Usage.Sum(), int64(18*reported); got != want {
+				t.Errorf("run.finished tokens = %d, want %d (%d attempts)", got, want, reported)
+			}
+			if c := res.fin.CostUSD; tt.bin != events.BinBudgetExceeded && (c == nil || *c != 0.25*float64(reported)) {
+				t.Errorf("run.finished cost = %v, want $%.2f (%d attempts of $0.25)", c, 0.25*float64(reported), reported)
 			}
 		})
 	}
@@ -141,6 +150,9 @@ func TestRunSchemaRepairTimeout(t *testing.T) {
 		r.Env = append(r.Env, "HUB_FAKE_OUT="+out, "HUB_FAKE_ANSWERS={}\x1eHANG")
 	})
 	wantBin(t, res.fin, events.BinTimeout, events.ReasonWall)
+	if !strings.Contains(res.fin.Error.Message, "while hub resumed session ses_fake1 to repair an answer that did not match --schema ((root): missing property 'score')") {
+		t.Errorf("error message = %q, want it to say what hub was doing", res.fin.Error.Message)
+	}
 	if res.took > timeout+2*(200*time.Millisecond+adapters.StopWait) {
 		t.Errorf("run took %s, want it within --timeout %s and a stop", res.took, timeout)
 	}

@@ -67,6 +67,9 @@ type record struct {
 	Schema     bool
 	Structured json.RawMessage
 	Invalid    *events.Error
+	// Note, when not "", says what hub was doing when the run failed (a
+	// repair of its answer): it ends the error message of a failed run.
+	Note string
 }
 
 // decide is the one place that decides how a run ended (SPEC §4): ok, bin
@@ -153,6 +156,11 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 	}
 	if !rf.OK && rf.Error == nil {
 		rf.Error = events.NewError(events.BinInternal, "", "report this as a hub bug", "run failed without an error")
+	}
+	if !rf.OK && rec.Note != "" && rf.Error != rec.Invalid {
+		e := *rf.Error
+		e.Message += " (" + rec.Note + ")"
+		rf.Error = &e
 	}
 	if out.SessionID != "" {
 		rf.SessionID = &out.SessionID

@@ -120,3 +120,22 @@ func TestDecideAnswerCalls(t *testing.T) {
 		t.Errorf("two steps under --max-tool-steps 1: ok=%v %v, want tool_steps", rf.OK, rf.Error)
 	}
 }
+
+// TestSumTotals: an agent whose cost is only in its final totals (Claude
+// Code) keeps it across a repair: the run's totals are both attempts'.
+func TestSumTotals(t *testing.T) {
+	c1, c2 := 0.25, 0.5
+	a := &normalize.Totals{Usage: events.Tokens{Input: 10, Output: 5, CostUSD: &c1}, CostSource: events.CostReported, Turns: 2}
+	b := &normalize.Totals{Usage: events.Tokens{Input: 20, Output: 7, CostUSD: &c2}, CostSource: events.CostReported, Turns: 1}
+	s := sumTotals(a, b)
+	if s == nil || s.Usage.Input != 30 || s.Usage.Output != 12 || s.Usage.CostUSD == nil || *s.Usage.CostUSD != 0.75 || s.Turns != 3 || s.CostSource != events.CostReported {
+		t.Fatalf("sumTotals = %+v, want 30 in, 12 out, $0.75 reported, 3 turns", s)
+	}
+	rec := record{Outcome: normalize.Outcome{OK: true, Totals: s}, Limits: budget.Limits{MaxCostUSD: 0.5}}
+	if rf, _ := decide(rec); rf.OK || rf.Error.Reason != events.ReasonCost {
+		t.Errorf("$0.75 in all under --max-cost 0.5: ok=%v %v, want budget_exceeded/cost", rf.OK, rf.Error)
+	}
+	if sumTotals(a, nil) != nil || sumTotals(nil, b) != nil {
+		t.Error("sumTotals with one side unknown is not nil: the meter's totals must decide")
+	}
+}

@@ -142,6 +142,9 @@ func Structured(t *testing.T, a StructuredAgent) {
 		if got, want := res.Fin.Usage.Output, int64(2*mockllm.CompletionTokens); got != want {
 			t.Errorf("run.finished usage.output = %d, want %d: both calls count", got, want)
 		}
+		if res.Fin.CostUSD == nil || res.Fin.CostSource == events.CostUnknown {
+			t.Errorf("run.finished cost %v (%s), want the cost of both calls", res.Fin.CostUSD, res.Fin.CostSource)
+		}
 	})
 	invalid := []struct{ name, answer, native, text string }{
 		{"out of range", `{"score":11}`, "must be <= 10", "/score: maximum: got 11, want 10"},
