@@ -36,7 +36,11 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 		if !v.OK {
 			return rec // a failed run has no answer to check
 		}
-		value, problems := check(sch, rec.Outcome, r.info.AnswerTool)
+		value, problems, stop := r.checkAnswer(ctx, sch, rec.Outcome)
+		if stop != nil {
+			rec.Guard = stop
+			return rec
+		}
 		if problems == nil {
 			rec.Structured = value
 			return rec
@@ -109,6 +113,46 @@ func sumTotals(a, b *normalize.Totals) *normalize.Totals {
 		t.CostSource = events.CostUnknown
 	}
 	return &t
+}
+
+// checkAnswer checks out's answer (check) in a goroutine of its own,
+// waiting for it, the caller's cancel or the run's --timeout: a schema can
+// make validation exponential in the answer's nesting (anyOf over
+// contains), and the validator cannot be interrupted. On a stop it returns
+// the run's error; the check then finishes on its own, its result dropped.
+func (r *runner) checkAnswer(ctx context.Context, sch *answer.Schema, out normalize.Outcome) (json.RawMessage, []answer.Problem, *events.Error) {
+	type result struct {
+		value    json.RawMessage
+		problems []answer.Problem
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, ps := check(sch, out, r.info.AnswerTool)
+		done <- result{v, ps}
+	}()
+	var timeout <-chan time.Time
+	if lim := r.req.Limits.Timeout; lim > 0 {
+		t := time.NewTimer(lim - time.Since(r.began))
+		defer t.Stop()
+		timeout = t.C
+	}
+	const while = " (while hub checked the answer against --schema)"
+	select {
+	case res := <-done:
+		return res.value, res.problems, nil
+	case <-timeout:
+		e := *hubCause(ErrWallTimeout, r.req.Limits)
+		e.Message += while
+		return nil, nil, &e
+	case <-ctx.Done():
+		e := hubCause(context.Cause(ctx), r.req.Limits)
+		if e == nil {
+			e = events.NewError(events.BinCancelled, events.ReasonCaller, "run again to retry", "run cancelled by the caller")
+		}
+		c := *e
+		c.Message += while
+		return nil, nil, &c
+	}
 }
 
 // check checks out's answer against sch: the CLI's structured answer when

@@ -19,10 +19,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // Draft2020 is the $schema of JSON Schema draft 2020-12, the only draft a
@@ -32,6 +35,14 @@ const Draft2020 = "https://json-schema.org/draft/2020-12/schema"
 // MaxSchemaBytes bounds a schema file: 1 MiB. It goes to the CLIs inline
 // (Claude Code's --json-schema is an argument) and into prompts.
 const MaxSchemaBytes = 1 << 20
+
+// MaxSchemaDepth bounds how deep a schema's JSON nests (objects and
+// arrays): 64 levels.
+const MaxSchemaDepth = 64
+
+// maxMessage bounds one problem's message, in bytes: an enum or a const
+// the validator quotes whole could make a repair prompt of megabytes.
+const maxMessage = 300
 
 // Schema is a compiled --schema. It is safe for concurrent use.
 type Schema struct {
@@ -46,6 +57,13 @@ const location = "file:///hub/schema.json"
 // Load reads and compiles the schema in the file at path (see Compile).
 // Errors say which file and what is wrong with it.
 func Load(path string) (*Schema, error) {
+	// A FIFO with no writer, a device or a directory would block the read
+	// or never end it: only a regular file (links followed) is read.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("--schema: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("--schema %s: not a regular file (%s): write the schema to a file", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--schema: %w", err)
@@ -76,6 +94,14 @@ func Compile(data []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not a JSON Schema: %w", err)
 	}
+	// The compiler's work grows faster than the nesting: 2,000 levels
+	// took 12 s, 10,000 did not end in minutes.
+	if d := depth(raw); d > MaxSchemaDepth {
+		return nil, fmt.Errorf("the schema nests %d levels deep; hub takes at most %d", d, MaxSchemaDepth)
+	}
+	if p := duplicateKey(raw); p != nil {
+		return nil, fmt.Errorf("not a JSON Schema: %s", p)
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("not a JSON Schema: %w", err)
@@ -87,6 +113,9 @@ func Compile(data []byte) (*Schema, error) {
 	if d, ok := obj["$schema"]; ok && d != Draft2020 {
 		return nil, fmt.Errorf("$schema is %v: hub validates with JSON Schema draft 2020-12; set $schema to %q or leave it out", d, Draft2020)
 	}
+	if ps := unknownFormats(doc); len(ps) > 0 {
+		return nil, fmt.Errorf("a format hub's validator does not check (it checks %s): %s", strings.Join(slices.Sorted(maps.Keys(knownFormats)), ", "), Problems(ps))
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
@@ -97,6 +126,12 @@ func Compile(data []byte) (*Schema, error) {
 	s, err := c.Compile(location)
 	if err != nil {
 		return nil, compileError(err)
+	}
+	// A $ref that leads back to itself with no value consumed ({"$ref":
+	// "#"}) fails every answer: the validator finds it only then.
+	var ve *jsonschema.ValidationError
+	if err := s.Validate(nil); errors.As(err, &ve) && refCycle(ve) {
+		return nil, fmt.Errorf("a $ref cycle: %s", Problems(leaves(ve)))
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
@@ -226,7 +261,8 @@ func leaves(e *jsonschema.ValidationError) []Problem {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			ps = append(ps, Problem{Pointer: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(printer)})
+			msg := strings.ReplaceAll(e.ErrorKind.LocalizedString(printer), location, "")
+			ps = append(ps, Problem{Pointer: pointer(e.InstanceLocation), Message: shorten(msg, maxMessage)})
 			return
 		}
 		for _, c := range e.Causes {
@@ -259,6 +295,49 @@ var tokenEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 // Token is s as one token of a JSON pointer (RFC 6901): "~" as "~0", "/"
 // as "~1".
 func Token(s string) string { return tokenEscaper.Replace(s) }
+
+// refCycle reports whether e has a $ref cycle among its causes.
+func refCycle(e *jsonschema.ValidationError) bool {
+	if _, ok := e.ErrorKind.(*kind.RefCycle); ok {
+		return true
+	}
+	return slices.ContainsFunc(e.Causes, refCycle)
+}
+
+// shorten cuts s to at most n bytes (whole UTF-8 characters), marking the
+// cut with "…".
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// depth is how deep raw (valid JSON) nests objects and arrays.
+func depth(raw []byte) int {
+	d, top, inString, escaped := 0, 0, false, false
+	for _, c := range raw {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			d++
+			top = max(top, d)
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return top
+}
 
 func kindOf(v any) string {
 	switch v.(type) {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hubcli/hub/answer"
@@ -46,6 +47,11 @@ func TestCheck(t *testing.T) {
 		{"fenced json", "```json\n{\"verdict\":\"approve\",\"score\":10}\n```", `{"verdict":"approve","score":10}`, ""},
 		{"fenced JSON upper", "```JSON\n{\"verdict\":\"approve\",\"score\":1}\n```\n", `{"verdict":"approve","score":1}`, ""},
 		{"fenced bare", "```\n{\"verdict\":\"approve\",\"score\":1}\n```", `{"verdict":"approve","score":1}`, ""},
+		{"fenced, indented", "   ```json\n{\"verdict\":\"approve\",\"score\":2}\n   ```", `{"verdict":"approve","score":2}`, ""},
+		{"fenced, four backticks", "````json\n{\"verdict\":\"approve\",\"score\":2}\n`````", `{"verdict":"approve","score":2}`, ""},
+		{"fenced, tildes", "~~~ json\n{\"verdict\":\"approve\",\"score\":2}\n~~~", `{"verdict":"approve","score":2}`, ""},
+		{"fenced, CRLF", "```json\r\n{\"verdict\":\"approve\",\"score\":2}\r\n```\r\n", `{"verdict":"approve","score":2}`, ""},
+		{"fence, trailing spaces", "```json  \n{\"verdict\":\"approve\",\"score\":2}\n```   ", `{"verdict":"approve","score":2}`, ""},
 		{"format ok", `{"verdict":"approve","score":1,"when":"2026-12-01"}`, `{"verdict":"approve","score":1,"when":"2026-12-01"}`, ""},
 
 		{"empty", "  \n", "", "empty"},
@@ -60,6 +66,9 @@ func TestCheck(t *testing.T) {
 		{"unclosed fence", "```json\n{\"verdict\":\"approve\",\"score\":7}", "", "not closed"},
 		{"other language", "```yaml\nverdict: approve\n```", "", `fenced "yaml" block`},
 		{"empty fence", "```json\n```", "", "empty"},
+		{"empty fence body", "```json\n\n```", "", "empty"},
+		{"short closing fence", "````json\n{\"verdict\":\"approve\",\"score\":2}\n```", "", "not closed"},
+		{"other closing char", "```json\n{\"verdict\":\"approve\",\"score\":2}\n~~~", "", "not closed"},
 		{"two values in fence", "```json\n{\"verdict\":\"approve\",\"score\":7}\n[1]\n```", "", "trailing JSON"},
 		{"truncated", `{"verdict":"approve","score":`, "", "ends before the value is complete"},
 		{"bad JSON", `{"verdict":approve}`, "", "not valid JSON"},
@@ -134,6 +143,10 @@ func TestCompileRefuses(t *testing.T) {
 		{"remote ref", `{"$ref":"https://example.com/s.json"}`, "within the schema file"},
 		{"file ref", `{"$ref":"other.json"}`, "within the schema file"},
 		{"bad pattern", `{"pattern":"("}`, "pattern"},
+		{"duplicate key", `{"type":"object","type":"array"}`, `duplicate key "type"`},
+		{"unknown format", `{"properties":{"e":{"type":"string","format":"emial"}}}`, `/properties/e/format: format "emial"`},
+		{"ref cycle", `{"$ref":"#"}`, "$ref cycle"},
+		{"too deep", strings.Repeat(`{"items":`, 65) + `{}` + strings.Repeat(`}`, 65), "nests 66 levels deep"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,6 +179,15 @@ func TestCompileAccepts(t *testing.T) {
 func TestLoad(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, dir, "/dev/zero"} {
+		if _, err := answer.Load(p); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("Load(%s) = %v, want a refusal that does not block", p, err)
+		}
+	}
 	if _, err := answer.Load(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("Load(missing) = %v, want an error naming the file", err)
 	}

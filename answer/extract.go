@@ -16,44 +16,80 @@ import (
 // printer words the validator's messages.
 var printer = message.NewPrinter(language.English)
 
-// fence opens and closes a fenced code block.
-const fence = "```"
-
 // Extract takes the one JSON value out of an answer text. The text, spaces
 // around it aside, is either that value or one fenced code block that holds
-// it, opened by a line "```json" (or a bare "```") and closed by a line
-// "```". Anything else is an error that says what is wrong: no value, prose
-// before or after it, a second value (trailing JSON), a second block, a
-// block not closed, or JSON that does not parse.
+// it (CommonMark's: a line of three or more backticks or tildes, indented
+// at most three spaces, with the info string "json" or none, and a closing
+// line of at least as many of the same character). Anything else is an
+// error that says what is wrong: no value, prose before or after it, a
+// second value (trailing JSON), a second block, a block not closed, or JSON
+// that does not parse.
 func Extract(text string) (json.RawMessage, error) {
 	t := strings.TrimSpace(text)
 	if t == "" {
 		return nil, errors.New("the answer is empty: reply with one JSON value")
 	}
-	if !strings.HasPrefix(t, fence) {
+	lines := strings.Split(t, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSuffix(lines[i], "\r")
+	}
+	char, n, info, ok := openingFence(lines[0])
+	if !ok {
 		return one([]byte(t))
 	}
-	head, body, ok := strings.Cut(t, "\n")
-	if info := strings.TrimSpace(strings.TrimPrefix(head, fence)); info != "" && !strings.EqualFold(info, "json") {
+	if info != "" && !strings.EqualFold(info, "json") {
 		return nil, fmt.Errorf("the answer is a fenced %q block: reply with one JSON value, bare or in one ```json block", info)
 	}
-	body = strings.TrimRight(body, " \t\r")
-	if !ok || !strings.HasSuffix(body, fence) {
-		return nil, errors.New("the ```json block is not closed by a line ``` (or text follows it)")
+	last := len(lines) - 1
+	if last == 0 || !closingFence(lines[last], char, n) {
+		return nil, errors.New("the ```json block is not closed by a line ``` at the end of the answer (or text follows it)")
 	}
-	body = strings.TrimSuffix(body, fence)
-	if !strings.HasSuffix(body, "\n") && strings.TrimSpace(body) != "" {
-		return nil, errors.New("the ```json block is not closed by a line of its own")
-	}
-	for _, l := range strings.Split(body, "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), fence) {
-			return nil, errors.New("the answer holds more than one fenced block: reply with one JSON value")
+	body := lines[1:last]
+	for _, l := range body {
+		if closingFence(l, char, n) {
+			return nil, errors.New("the answer holds more than one fenced block, or text after one: reply with one JSON value")
 		}
 	}
-	if strings.TrimSpace(body) == "" {
+	joined := strings.Join(body, "\n")
+	if strings.TrimSpace(joined) == "" {
 		return nil, errors.New("the ```json block is empty: reply with one JSON value")
 	}
-	return one([]byte(body))
+	return one([]byte(joined))
+}
+
+// openingFence reads l as a fenced block's opening line: its fence
+// character, how many, and the info string.
+func openingFence(l string) (char byte, n int, info string, ok bool) {
+	rest, ok := fenceIndent(l)
+	if !ok || len(rest) == 0 || rest[0] != '`' && rest[0] != '~' {
+		return 0, 0, "", false
+	}
+	char = rest[0]
+	for n < len(rest) && rest[n] == char {
+		n++
+	}
+	info = strings.TrimSpace(rest[n:])
+	if n < 3 || char == '`' && strings.ContainsRune(info, '`') {
+		return 0, 0, "", false
+	}
+	return char, n, info, true
+}
+
+// closingFence reports whether l closes a block opened by n of char.
+func closingFence(l string, char byte, n int) bool {
+	rest, ok := fenceIndent(l)
+	if !ok {
+		return false
+	}
+	rest = strings.TrimRight(rest, " \t")
+	return len(rest) >= n && strings.Trim(rest, string(char)) == ""
+}
+
+// fenceIndent is l without the at most three spaces a fence may be
+// indented by; ok is false for a deeper indent.
+func fenceIndent(l string) (string, bool) {
+	rest := strings.TrimLeft(l, " ")
+	return rest, len(l)-len(rest) <= 3
 }
 
 // one returns b's JSON value when b, spaces around it aside, is exactly one
