@@ -35,6 +35,15 @@ type Adapter interface {
 	NewDecoder(req Request) normalize.Decoder
 }
 
+// RequestChecker is an Adapter that refuses some requests before anything
+// of the run starts, the version probe included: what it refuses does not
+// depend on the binary installed (a --schema the CLI cannot carry). Run
+// calls it after the grant, before Detect; Command makes the same checks.
+// Errors are *events.Error.
+type RequestChecker interface {
+	CheckRequest(req Request) error
+}
+
 // Info is what hub knows about an agent CLI without running it.
 type Info struct {
 	Name        string // the agent's name in hub ("opencode", "claude", …): what Adapter.Name returns

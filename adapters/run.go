@@ -1,7 +1,9 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/framer"
@@ -128,6 +131,11 @@ func (r *runner) run(ctx context.Context) record {
 	if rec, refused := r.grantRun(ctx, ad, bin); refused {
 		return rec
 	}
+	if c, ok := ad.(RequestChecker); ok {
+		if err := c.CheckRequest(r.req); err != nil {
+			return r.notStarted([]string{bin}, "", err, nil)
+		}
+	}
 	inst, err, cause := r.detect(ctx, ad)
 	if err != nil {
 		return r.notStarted([]string{bin}, inst.Version, err, cause)
@@ -216,7 +224,18 @@ func (r *runner) finish(rec record) events.RunFinished {
 		e.Hint = loginHint(r.info)
 	}
 	rf.DurationMS = max(r.opt.clock().Sub(r.start).Milliseconds(), 0)
+	matched := rf.Structured
 	rf = r.s.secrets.body(rf).(events.RunFinished)
+	if r.req.Schema != nil && rf.OK && !bytes.Equal(matched, rf.Structured) {
+		// A credential in the answer is redacted like any other; what is
+		// left must still be an answer that matches.
+		if _, ps := r.req.Schema.Validate(rf.Structured); ps != nil {
+			rf.OK, rf.Structured = false, json.RawMessage("null")
+			rf.Error = events.NewError(events.BinAgentFailed, events.ReasonInvalidOutput,
+				"keep credentials out of the answer; the agent's environment holds the value",
+				"the answer holds a credential, which hub redacts; redacted, it no longer matches --schema: %s", answer.Problems(ps))
+		}
+	}
 	r.s.emit(rf)
 	return rf
 }

@@ -201,3 +201,45 @@ func TestRunSchemaCheckCancelled(t *testing.T) {
 		t.Errorf("run.finished %s after the cancel, want it within the agent's stop", took)
 	}
 }
+
+// TestRunSchemaRedacted: a credential in the answer is redacted in
+// run.finished.structured like anywhere else; a value that, redacted, no
+// longer matches the schema is agent_failed/invalid_output, never a
+// structured answer outside it.
+func TestRunSchemaRedacted(t *testing.T) {
+	t.Parallel()
+	const secret = "sk-live-Abc123Def456Ghi789Jkl"
+	for _, tt := range []struct {
+		name, schema string
+		ok           bool
+	}{
+		{"still matches", `{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`, true},
+		{"no longer matches", `{"type":"object","properties":{"key":{"type":"string","pattern":"^sk-"}},"required":["key"]}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sch, err := answer.Compile([]byte(tt.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := runFake(t, t.Context(), "answers", func(r *adapters.Request) {
+				r.Schema = sch
+				r.Env = append(r.Env, "HUB_FAKE_OUT="+filepath.Join(t.TempDir(), "prompts"), "HUB_FAKE_ANSWERS={\"key\":\""+secret+"\"}", "MY_API_KEY="+secret)
+			})
+			if strings.Contains(string(res.stream), secret) {
+				t.Fatalf("the credential is in the events: %s", res.stream)
+			}
+			if tt.ok {
+				wantBin(t, res.fin, "", "")
+				if string(res.fin.Structured) != `{"key":"[REDACTED]"}` {
+					t.Errorf("structured = %s, want the value redacted", res.fin.Structured)
+				}
+				return
+			}
+			wantBin(t, res.fin, events.BinAgentFailed, events.ReasonInvalidOutput)
+			if string(res.fin.Structured) != "null" || !strings.Contains(res.fin.Error.Message, "redacted, it no longer matches") {
+				t.Errorf("structured = %s, error %q; want null and why", res.fin.Structured, res.fin.Error.Message)
+			}
+		})
+	}
+}

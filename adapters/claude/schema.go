@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/events"
 )
@@ -40,6 +41,16 @@ var (
 	schemaMaps   = []string{"properties", "patternProperties", "definitions", "$defs", "dependencies"}
 	schemaArrays = []string{"allOf", "anyOf", "oneOf", "items"}
 )
+
+// CheckRequest implements adapters.RequestChecker: a --schema Claude Code
+// cannot carry is refused before anything starts.
+func (*Adapter) CheckRequest(req adapters.Request) error {
+	if req.Schema == nil {
+		return nil
+	}
+	_, err := schemaArg(req.Schema)
+	return err
+}
 
 // schemaArg is the value of --json-schema for sch, or
 // invalid_input/bad_request when Claude Code cannot take it.

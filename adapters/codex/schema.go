@@ -43,6 +43,15 @@ const (
 	maxEnumValues = 1000
 )
 
+// CheckRequest implements adapters.RequestChecker: a --schema outside
+// OpenAI's strict subset is refused before anything starts.
+func (*Adapter) CheckRequest(req adapters.Request) error {
+	if req.Schema == nil {
+		return nil
+	}
+	return checkStrict(req.Schema)
+}
+
 // checkStrict refuses a schema Codex cannot carry: invalid_input/bad_request
 // naming each place (a JSON pointer into the schema) and what is wrong
 // there, the first 20 of them.
@@ -51,8 +60,8 @@ func checkStrict(sch *answer.Schema) error {
 	root, _ := sch.Doc().(map[string]any)
 	if _, ok := root["anyOf"]; ok {
 		c.add("", "the root must be an object schema, not anyOf")
-	} else if !hasType(root, "object") {
-		c.add("", `the root must be {"type": "object", …}`)
+	} else if root["type"] != "object" {
+		c.add("", `the root must be {"type": "object", …} (not nullable, not a list of types)`)
 	}
 	c.node(root, "", 0)
 	if c.props > maxProperties {
@@ -136,6 +145,11 @@ func (c *strictChecker) object(s map[string]any, ptr string, depth int) {
 			if n, ok := name.(string); ok {
 				required[n] = true
 			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(required)) {
+		if _, ok := props[name]; !ok {
+			c.add(ptr, fmt.Sprintf("required lists %q, which is not one of its properties", name))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(props)) {

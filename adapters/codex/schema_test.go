@@ -52,6 +52,8 @@ func TestCommandSchema(t *testing.T) {
 		{"allOf", `{"type":"object","properties":{},"additionalProperties":false,"allOf":[{}]}`, `keyword "allOf"`},
 		{"format", `{"type":"object","properties":{"u":{"type":"string","format":"uri"}},"required":["u"],"additionalProperties":false}`, `/properties/u/format: format "uri"`},
 		{"boolean schema", `{"type":"object","properties":{"a":true},"required":["a"],"additionalProperties":false}`, `/properties/a: a schema here must be an object`},
+		{"nullable root", `{"type":["object","null"],"properties":{},"additionalProperties":false}`, "not nullable"},
+		{"required not a property", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","zz"],"additionalProperties":false}`, `required lists "zz"`},
 		{"defs checked", `{"type":"object","properties":{},"additionalProperties":false,"$defs":{"x":{"type":"object"}}}`, `/$defs/x: an object must have`},
 	} {
 		_, err := a.Command(adapters.Request{Prompt: "hi", Schema: compile(t, tc.schema)}, inst)

@@ -110,7 +110,7 @@ func replayAction(c *cli.Context) error {
 	// replay is about to read more input (when it could block on a pipe),
 	// and at the end.
 	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
-	sink, done := outputSink(output, out, c.App.ErrWriter)
+	sink, done := outputSink(output, false, out, c.App.ErrWriter)
 	err = done(adapters.Replay(c.Context, req, flushFirst{in, out}, end, sink))
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		e := events.NewError(events.BinInternal, "", "check where hub's output goes", "writing the events: %v", ferr)

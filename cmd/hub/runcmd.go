@@ -156,7 +156,7 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	giveUp, stopWatch := giveUpAfter(ctx, p.req.Limits.Timeout, p.req.Limits.GraceOrDefault())
 	defer stopWatch()
 	stderr = &stallGuard{w: stderr, giveUp: giveUp}
-	sink, done := outputSink(p.output, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
+	sink, done := outputSink(p.output, p.req.Schema != nil, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
 	fin := adapters.Run(ctx, p.req, sink, opts...)
 	closed()
 	if rawLog != nil && rawLog.err != nil {
@@ -165,11 +165,12 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	return done(fin)
 }
 
-// outputSink is the sink for --output (text, jsonl or json) and the function
+// outputSink is the sink for --output (text, jsonl, json or answer; text
+// with structured prints the --schema value as the answer) and the function
 // to call with the run's result: it prints run.finished for json, one line
 // on stderr for a failed run in jsonl and json (the person reading a CI
 // log), and returns the exit error of a failed run.
-func outputSink(output string, stdout, stderr io.Writer) (adapters.Sink, func(events.RunFinished) error) {
+func outputSink(output string, structured bool, stdout, stderr io.Writer) (adapters.Sink, func(events.RunFinished) error) {
 	var sink adapters.Sink
 	switch output {
 	case "jsonl":
@@ -177,7 +178,7 @@ func outputSink(output string, stdout, stderr io.Writer) (adapters.Sink, func(ev
 	case "json", "answer":
 		sink = func(events.Event) error { return nil }
 	default:
-		sink = newTextPrinter(stdout, stderr).print
+		sink = newTextPrinter(stdout, stderr, structured).print
 	}
 	var last events.Event
 	keep := func(ev events.Event) error {

@@ -123,3 +123,39 @@ func TestSchemaUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestTextOutputSchema: with --schema, text output's stdout is the value
+// that matched and nothing else (the answer hub sent back is not it); the
+// agent's text streams on stderr with the summary.
+func TestTextOutputSchema(t *testing.T) {
+	bin := fakeAgent(t, answerBody)
+	schema := writeSchema(t, `{"type":"object","properties":{"score":{"type":"integer","maximum":10}},"required":["score"],"additionalProperties":false}`)
+	out := filepath.Join(t.TempDir(), "prompts")
+	code, stdout, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "text", "--schema", schema,
+		"--env", "HUB_FAKE_OUT="+out, "--env", `HUB_FAKE_FIRST={\"score\":11}`, "--env", `HUB_FAKE_SECOND={\"score\":9}`, "score it")
+	if code != 0 || stdout != "{\"score\":9}\n" {
+		t.Errorf("exit %d, stdout %q; want 0 and only the value that matched", code, stdout)
+	}
+	for _, want := range []string{`{"score":11}`, `{"score":9}`, "schema_retry", "── ok"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q, want it to show %q", stderr, want)
+		}
+	}
+}
+
+// TestSchemaRefusedFirst: a --schema the agent cannot carry is refused
+// before anything starts, the version probe included: a missing binary is
+// not even looked for.
+func TestSchemaRefusedFirst(t *testing.T) {
+	open := writeSchema(t, `{"type":"object","properties":{"a":{"type":"string"}}}`)
+	array := writeSchema(t, `{"type":"array"}`)
+	for _, tt := range []struct{ agent, schema, want string }{
+		{"codex", open, `an object must have "additionalProperties": false`},
+		{"claude", array, `the root must be {"type": "object"`},
+	} {
+		code, stdout, stderr := hub(t, "", "run", "--agent", tt.agent, "--bin", "/nonexistent/"+tt.agent, "--output", "json", "--schema", tt.schema, "hi")
+		if code != events.BinInvalidInput.ExitCode() || !strings.Contains(stdout, `"reason":"bad_request"`) || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, stdout %s, stderr %q; want invalid_input/bad_request naming %q", tt.agent, code, stdout, stderr, tt.want)
+		}
+	}
+}

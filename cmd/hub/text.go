@@ -11,17 +11,21 @@ import (
 
 // textPrinter renders events for people: the answer on stdout; tool calls,
 // notices and the closing summary on stderr, so `hub run … > answer.txt`
-// keeps only the answer.
+// keeps only the answer. With --schema (structured) the answer is the
+// value that matched, printed on stdout once the run is ok; the agent's
+// text (which may be an answer hub sent back, or none at all for Claude
+// Code's tool) streams on stderr.
 type textPrinter struct {
 	out, info   io.Writer
+	structured  bool
 	err         error // the first write error: the sink then fails the run
 	sawDelta    bool  // text.delta events carry the answer; skip message
 	endsWithNL  bool
 	wroteAnswer bool
 }
 
-func newTextPrinter(out, info io.Writer) *textPrinter {
-	p := &textPrinter{endsWithNL: true}
+func newTextPrinter(out, info io.Writer, structured bool) *textPrinter {
+	p := &textPrinter{endsWithNL: true, structured: structured}
 	p.out = &errWriter{w: out}
 	p.info = info
 	return p
@@ -31,7 +35,11 @@ func (p *textPrinter) answer(s string) {
 	if s == "" {
 		return
 	}
-	fmt.Fprint(p.out, s)
+	w := p.out
+	if p.structured {
+		w = p.info
+	}
+	fmt.Fprint(w, s)
 	p.endsWithNL = strings.HasSuffix(s, "\n")
 	p.wroteAnswer = true
 }
@@ -64,8 +72,14 @@ func (p *textPrinter) print(ev events.Event) error {
 			fmt.Fprintf(p.info, "hub: %s: %s\n", b.Kind, oneLine(b.Message, 300))
 		}
 	case events.RunFinished:
-		if p.wroteAnswer && !p.endsWithNL {
+		switch {
+		case p.wroteAnswer && !p.endsWithNL && p.structured:
+			fmt.Fprintln(p.info)
+		case p.wroteAnswer && !p.endsWithNL:
 			fmt.Fprintln(p.out)
+		}
+		if p.structured && b.OK && b.Structured != nil {
+			fmt.Fprintf(p.out, "%s\n", events.EscapeLineSeparators(b.Structured))
 		}
 		p.summary(b)
 	}
