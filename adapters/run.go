@@ -3,9 +3,9 @@ package adapters
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
