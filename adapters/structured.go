@@ -102,13 +102,18 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 	}
 }
 
-// sumTotals is the sum of two attempts' final totals, nil unless both
-// have them.
+// sumTotals is the run's final totals after a resume of its own session:
+// a's (the attempts before), then b's (the resume), nil unless both have
+// them. Tokens and turns are each process's own and add up; the cost is
+// the session's running total (Claude Code 2.1.328's result.total_cost_usd
+// on a resumed session includes the earlier processes'; result.usage does
+// not), so the resume's cost is the run's.
 func sumTotals(a, b *normalize.Totals) *normalize.Totals {
 	if a == nil || b == nil {
 		return nil
 	}
-	t := normalize.Totals{Usage: a.Usage.Add(b.Usage), CostSource: a.CostSource, Turns: a.Turns + b.Turns}
+	t := normalize.Totals{Usage: a.Usage.Add(b.Usage), CostSource: b.CostSource, Turns: a.Turns + b.Turns}
+	t.Usage.CostUSD = b.Usage.CostUSD
 	if a.CostSource != b.CostSource || t.Usage.CostUSD == nil {
 		t.CostSource = events.CostUnknown
 	}

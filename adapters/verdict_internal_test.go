@@ -122,9 +122,12 @@ func TestDecideAnswerCalls(t *testing.T) {
 }
 
 // TestSumTotals: an agent whose cost is only in its final totals (Claude
-// Code) keeps it across a repair: the run's totals are both attempts'.
+// Code) keeps it across a repair: the run's tokens are both attempts', its
+// cost the resume's running total.
 func TestSumTotals(t *testing.T) {
-	c1, c2 := 0.25, 0.5
+	// The resume's cost is the session's running total: $0.25 before it,
+	// $0.75 with it.
+	c1, c2 := 0.25, 0.75
 	a := &normalize.Totals{Usage: events.Tokens{Input: 10, Output: 5, CostUSD: &c1}, CostSource: events.CostReported, Turns: 2}
 	b := &normalize.Totals{Usage: events.Tokens{Input: 20, Output: 7, CostUSD: &c2}, CostSource: events.CostReported, Turns: 1}
 	s := sumTotals(a, b)

@@ -1,6 +1,7 @@
 package answer_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,7 +146,9 @@ func TestCompileRefuses(t *testing.T) {
 		{"bad pattern", `{"pattern":"("}`, "pattern"},
 		{"duplicate key", `{"type":"object","type":"array"}`, `duplicate key "type"`},
 		{"unknown format", `{"properties":{"e":{"type":"string","format":"emial"}}}`, `/properties/e/format: format "emial"`},
-		{"ref cycle", `{"$ref":"#"}`, "$ref cycle"},
+		{"ref cycle", `{"$ref":"#"}`, "a $ref cycle: # leads back"},
+		{"ref cycle below the root", `{"type":"object","properties":{"x":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/a"}}}`, "a $ref cycle: #/$defs/a"},
+		{"ref cycle through allOf", `{"$defs":{"a":{"allOf":[{"$ref":"#/$defs/b"}]},"b":{"anyOf":[{"type":"string"},{"$ref":"#/$defs/a"}]}},"$ref":"#/$defs/a"}`, "a $ref cycle"},
 		{"too deep", strings.Repeat(`{"items":`, 65) + `{}` + strings.Repeat(`}`, 65), "nests 66 levels deep"},
 	}
 	for _, tt := range tests {
@@ -160,6 +163,21 @@ func TestCompileRefuses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompileRecursive: a recursive schema that reads part of the value at
+// each step is no cycle; one whose allOf chain doubles at every level
+// compiles at once (no probe validation, which would be exponential).
+func TestCompileRecursive(t *testing.T) {
+	t.Parallel()
+	mustCompile(t, `{"$defs":{"node":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}}}},"$ref":"#/$defs/node"}`)
+	var b strings.Builder
+	b.WriteString(`{"$defs":{`)
+	for i := range 40 {
+		fmt.Fprintf(&b, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	b.WriteString(`"d40":{"type":"string"}},"$ref":"#/$defs/d0"}`)
+	mustCompile(t, b.String()) // 2^40 paths: a probe validation would not end
 }
 
 // TestCompileAccepts: local $refs, $defs and the 2020-12 $schema compile;

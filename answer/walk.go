@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // The keywords of draft 2020-12 whose value is a schema, an object of
@@ -60,4 +61,75 @@ func unknownFormats(doc any) []Problem {
 		}
 	})
 	return ps
+}
+
+// inPlace are the keywords that apply a subschema to the same value (no
+// property, item or other part of it): a $ref cycle through only these
+// never ends.
+var (
+	inPlace      = []string{"not", "if", "then", "else"}
+	inPlaceLists = []string{"allOf", "anyOf", "oneOf"}
+)
+
+// refCycle returns the JSON pointer of a schema in doc from which $ref and
+// the in-place keywords lead back to it, "" when there is none. Only
+// pointers within the document ("#", "#/$defs/a") are followed: hub
+// resolves nothing else.
+func refCycle(doc any) string {
+	nodes := map[string]map[string]any{}
+	walk(doc, "", func(node map[string]any, ptr string) { nodes[ptr] = node })
+	next := func(ptr string) []string {
+		node := nodes[ptr]
+		var out []string
+		if ref, ok := node["$ref"].(string); ok && strings.HasPrefix(ref, "#") && !strings.Contains(ref, "%") {
+			out = append(out, strings.TrimPrefix(ref, "#"))
+		}
+		for _, k := range inPlace {
+			if _, ok := node[k].(map[string]any); ok {
+				out = append(out, ptr+"/"+k)
+			}
+		}
+		for _, k := range inPlaceLists {
+			if a, ok := node[k].([]any); ok {
+				for i := range a {
+					out = append(out, fmt.Sprintf("%s/%s/%d", ptr, k, i))
+				}
+			}
+		}
+		return out
+	}
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var at string
+	var visit func(ptr string) bool
+	visit = func(ptr string) bool {
+		if _, ok := nodes[ptr]; !ok {
+			return false
+		}
+		switch state[ptr] {
+		case open:
+			at = ptr
+			return true
+		case done:
+			return false
+		}
+		state[ptr] = open
+		for _, n := range next(ptr) {
+			if visit(n) {
+				return true
+			}
+		}
+		state[ptr] = done
+		return false
+	}
+	for _, ptr := range slices.Sorted(maps.Keys(nodes)) {
+		if visit(ptr) {
+			return "#" + at
+		}
+	}
+	return ""
 }

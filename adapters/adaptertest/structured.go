@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,7 +144,13 @@ func Structured(t *testing.T, a StructuredAgent) {
 			t.Errorf("run.finished usage.output = %d, want %d: both calls count", got, want)
 		}
 		if res.Fin.CostUSD == nil || res.Fin.CostSource == events.CostUnknown {
-			t.Errorf("run.finished cost %v (%s), want the cost of both calls", res.Fin.CostUSD, res.Fin.CostSource)
+			t.Fatalf("run.finished cost %v (%s), want the cost of both calls", res.Fin.CostUSD, res.Fin.CostSource)
+		}
+		// Both calls cost the same: the run's cost is twice one's (Claude
+		// Code reports a resumed session's cost as the session's total).
+		one, _ := run(t, "Rate it. MOCK_ANSWER "+a.Valid)
+		if c := one.Fin.CostUSD; c == nil || math.Abs(*res.Fin.CostUSD-2**c) > 1e-9 {
+			t.Errorf("run.finished cost $%v, want twice one call's $%v", *res.Fin.CostUSD, c)
 		}
 	})
 	invalid := []struct{ name, answer, native, text string }{
