@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,9 +33,9 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 	}
 	retries := r.req.SchemaRetriesOrDefault()
 	for n := 0; ; n++ {
-		v, linger := decide(rec)
+		v, linger := decide(r.totals(rec))
 		if !v.OK {
-			return rec // a failed run has no answer to check
+			return rec // a failed run (over a limit too) has no answer to check
 		}
 		value, problems, stop := r.checkAnswer(ctx, sch, rec.Outcome)
 		if stop != nil {
@@ -42,6 +43,19 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 			return rec
 		}
 		if problems == nil {
+			// A credential in the value is redacted in run.finished like
+			// anywhere else: what is left must still match.
+			if red := r.s.secrets.raw(value); !bytes.Equal(red, value) {
+				if _, ps, stop := r.checkAnswer(ctx, sch, normalize.Outcome{Answer: red}); stop != nil {
+					rec.Guard = stop
+					return rec
+				} else if ps != nil {
+					rec.Invalid = events.NewError(events.BinAgentFailed, events.ReasonInvalidOutput,
+						"keep credentials out of the answer; the agent's environment holds the value",
+						"the answer holds a credential, which hub redacts; redacted, it no longer matches --schema: %s", answer.Problems(ps))
+					return rec
+				}
+			}
 			rec.Structured = value
 			return rec
 		}
@@ -64,6 +78,10 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 			why = "no repair: the run was cancelled"
 		case lim.Timeout > 0 && left <= 0:
 			why = "no repair: no time left under --timeout"
+		default:
+			if used := spent(r.totals(rec)); used != "" {
+				why = "no repair: " + used
+			}
 		}
 		if why != "" {
 			rec.Invalid.Message += "; " + why
@@ -88,6 +106,9 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 		if got.Outcome.SessionID == "" {
 			got.Outcome.SessionID = sid
 		}
+		if got.Outcome.Text == "" {
+			got.Outcome.Text = rec.Outcome.Text // the raw answer, when the repair gave none
+		}
 		if rv, _ := decide(got); !rv.OK && rv.Error != nil && rv.Error.Bin == events.BinInvalidInput {
 			// The session the agent named could not be resumed (no
 			// such session, a request the CLI refuses): not the
@@ -100,6 +121,36 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 		got.Note = fmt.Sprintf("while hub resumed session %s to repair an answer that did not match --schema (%s)", sid, answer.Problems(problems))
 		rec = got
 	}
+}
+
+// totals is rec with the run's limits and the meter's totals so far, as
+// finish gives them to decide: a verdict of the run up to now.
+func (r *runner) totals(rec record) record {
+	rec.Usage, rec.CostSource, rec.Turns, rec.ToolCalls = r.s.meter.Totals()
+	rec.AnswerCalls = rec.ToolCalls - r.s.meter.Steps()
+	rec.Limits = r.req.Limits
+	return rec
+}
+
+// spent says which limit of rec's (with totals) is used up, so that a
+// repair, a further model turn, would cross it at once; "" when none is.
+func spent(rec record) string {
+	lim, usage, turns := rec.Limits, rec.Usage, rec.Turns
+	if t := rec.Outcome.Totals; t != nil {
+		usage = t.Usage
+		if t.Turns > 0 {
+			turns = t.Turns
+		}
+	}
+	switch {
+	case lim.MaxCostUSD > 0 && usage.CostUSD != nil && *usage.CostUSD >= lim.MaxCostUSD:
+		return fmt.Sprintf("--max-cost $%.4f is used up ($%.4f)", lim.MaxCostUSD, *usage.CostUSD)
+	case lim.MaxTokens > 0 && usage.Sum() >= lim.MaxTokens:
+		return fmt.Sprintf("--max-tokens %d is used up (%d)", lim.MaxTokens, usage.Sum())
+	case lim.MaxTurns > 0 && turns >= lim.MaxTurns:
+		return fmt.Sprintf("--max-turns %d is used up (%d)", lim.MaxTurns, turns)
+	}
+	return ""
 }
 
 // sumTotals is the run's final totals after a resume of its own session:
@@ -119,6 +170,10 @@ func sumTotals(a, b *normalize.Totals) *normalize.Totals {
 	}
 	return &t
 }
+
+// checkGrace is how long checkAnswer waits for a check when the run was
+// cancelled before it began (after the agent's terminal event).
+const checkGrace = time.Second
 
 // checkAnswer checks out's answer (check) in a goroutine of its own,
 // waiting for it, the caller's cancel or the run's --timeout: a schema can
@@ -142,6 +197,18 @@ func (r *runner) checkAnswer(ctx context.Context, sch *answer.Schema, out normal
 		timeout = t.C
 	}
 	const while = " (while hub checked the answer against --schema)"
+	if ctx.Err() != nil {
+		// The cancel came after the agent's terminal event, while it
+		// lingered: the run's outcome stands, so a check that ends soon
+		// is waited for.
+		t := time.NewTimer(checkGrace)
+		select {
+		case res := <-done:
+			t.Stop()
+			return res.value, res.problems, nil
+		case <-t.C:
+		}
+	}
 	select {
 	case res := <-done:
 		return res.value, res.problems, nil
@@ -181,15 +248,22 @@ func invalidAnswer(ps []answer.Problem) *events.Error {
 		"the answer does not match --schema: %s", answer.Problems(ps))
 }
 
+// maxNoticeProblems bounds the problems a schema_retry notice lists (its
+// data.problems_total counts them all), as the message and the repair
+// prompt list 20: an answer can have millions.
+const maxNoticeProblems = 20
+
 // repairNotice announces the repair attempt of maxAttempts that resumes
 // session sid.
 func repairNotice(sid string, ps []answer.Problem, attempt, maxAttempts int) events.Notice {
+	listed := ps[:min(len(ps), maxNoticeProblems)]
 	data, _ := json.Marshal(struct {
-		Attempt     int              `json:"attempt"`
-		MaxAttempts int              `json:"max_attempts"`
-		SessionID   string           `json:"session_id"`
-		Problems    []answer.Problem `json:"problems"`
-	}{attempt, maxAttempts, sid, ps})
+		Attempt       int              `json:"attempt"`
+		MaxAttempts   int              `json:"max_attempts"`
+		SessionID     string           `json:"session_id"`
+		Problems      []answer.Problem `json:"problems"`
+		ProblemsTotal int              `json:"problems_total"`
+	}{attempt, maxAttempts, sid, listed, len(ps)})
 	return events.Notice{Kind: events.NoticeSchemaRetry, Data: data, Message: fmt.Sprintf(
 		"the answer did not match --schema (%s); hub resumes session %s to repair it (attempt %d of %d)",
 		answer.Problems(ps), sid, attempt, maxAttempts)}

@@ -36,6 +36,7 @@ func TestRunSchema(t *testing.T) {
 		retries   int
 		noSID     bool
 		maxTokens int64
+		maxTurns  int64
 		bin       events.Bin
 		reason    events.Reason
 		want      string   // structured, when ok
@@ -56,6 +57,10 @@ func TestRunSchema(t *testing.T) {
 			text: `Sure! {"score":3}`, prompts: 1, message: []string{"begins with text", "no session id"}},
 		{name: "session not resumable", answers: `{"score":11}` + rs + `BADSESSION`, bin: events.BinAgentFailed, reason: events.ReasonInvalidOutput,
 			text: `{"score":11}`, prompts: 2, message: []string{"/score: maximum: got 11, want 10", "no repair: resuming session ses_fake1 failed: Error: Session not found"}},
+		{name: "tokens used up", answers: `{"score":11}` + rs + `{"score":1}`, maxTokens: 18, bin: events.BinAgentFailed, reason: events.ReasonInvalidOutput,
+			text: `{"score":11}`, prompts: 1, message: []string{"no repair: --max-tokens 18 is used up (18)"}},
+		{name: "turns used up", answers: `{"score":11}` + rs + `{"score":1}`, maxTurns: 1, bin: events.BinAgentFailed, reason: events.ReasonInvalidOutput,
+			text: `{"score":11}`, prompts: 1, message: []string{"no repair: --max-turns 1 is used up (1)"}},
 		{name: "repair over the token budget", answers: `[]` + rs + `{"score":1}`, maxTokens: 30, bin: events.BinBudgetExceeded, reason: events.ReasonTokens, prompts: 2},
 	}
 	for _, tt := range tests {
@@ -64,7 +69,7 @@ func TestRunSchema(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "prompts")
 			res := runFake(t, t.Context(), "answers", func(r *adapters.Request) {
 				r.Schema, r.SchemaRetries, r.Prompt = sch, tt.retries, "rate this"
-				r.Limits.MaxTokens = tt.maxTokens
+				r.Limits.MaxTokens, r.Limits.MaxTurns = tt.maxTokens, tt.maxTurns
 				r.Env = append(r.Env, "HUB_FAKE_OUT="+out, "HUB_FAKE_ANSWERS="+tt.answers)
 				if tt.noSID {
 					r.Env = append(r.Env, "HUB_FAKE_NOSID=1")
@@ -209,5 +214,37 @@ func TestRunSchemaRedacted(t *testing.T) {
 				t.Errorf("structured = %s, error %q; want null and why", res.fin.Structured, res.fin.Error.Message)
 			}
 		})
+	}
+}
+
+// TestRunSchemaManyProblems: an answer with many problems is sent back
+// with the first 20 (and how many there are), in the notice as in the
+// repair prompt: an answer can have millions.
+func TestRunSchemaManyProblems(t *testing.T) {
+	t.Parallel()
+	sch, err := answer.Compile([]byte(`{"type":"array","items":{"type":"string"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "prompts")
+	res := runFake(t, t.Context(), "answers", func(r *adapters.Request) {
+		r.Schema = sch
+		r.Env = append(r.Env, "HUB_FAKE_OUT="+out, "HUB_FAKE_ANSWERS=["+strings.TrimSuffix(strings.Repeat("1,", 1000), ",")+"]\x1e[]")
+	})
+	wantBin(t, res.fin, "", "")
+	n := res.notices(events.NoticeSchemaRetry)
+	if len(n) != 1 {
+		t.Fatalf("%d schema_retry notices, want 1", len(n))
+	}
+	var d struct {
+		Problems []answer.Problem `json:"problems"`
+		Total    int              `json:"problems_total"`
+	}
+	if err := json.Unmarshal(n[0].Data, &d); err != nil || len(d.Problems) != 20 || d.Total != 1000 {
+		t.Errorf("notice data: %d problems of %d (%v), want 20 of 1000", len(d.Problems), d.Total, err)
+	}
+	b, _ := os.ReadFile(out)
+	if repair := strings.Split(string(b), "\n--\n")[1]; !strings.Contains(repair, "- and 980 more") || len(repair) > 4096 {
+		t.Errorf("repair prompt (%d bytes) = %.300q…, want 20 problems and the count of the rest", len(repair), repair)
 	}
 }

@@ -238,6 +238,11 @@ func (s *Schema) Validate(value json.RawMessage) (json.RawMessage, []Problem) {
 	if p := duplicateKey(raw); p != nil {
 		return nil, []Problem{*p}
 	}
+	if loneSurrogate(raw) {
+		// Go reads it as U+FFFD, other JSON readers (jq) refuse the
+		// whole document: the value would not be the same for everyone.
+		return nil, []Problem{{Message: `a string holds a lone UTF-16 surrogate escape (such as \ud800), which is no character`}}
+	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, []Problem{{Message: "not JSON: " + err.Error()}}
@@ -307,6 +312,53 @@ func shorten(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// loneSurrogate reports whether a string of raw (valid JSON) has a \u
+// escape of a UTF-16 surrogate that is not one half of a pair.
+func loneSurrogate(raw []byte) bool {
+	hex4 := func(b []byte) (rune, bool) {
+		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[2:6] {
+			switch {
+			case '0' <= c && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case 'a' <= c && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case 'A' <= c && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(raw[i:])
+		if !ok {
+			i++ // another escape: skip its letter
+			continue
+		}
+		switch {
+		case 0xD800 <= r && r <= 0xDBFF:
+			lo, ok := hex4(raw[i+6:])
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		case 0xDC00 <= r && r <= 0xDFFF:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
 }
 
 // depth is how deep raw (valid JSON) nests objects and arrays.

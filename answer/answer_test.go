@@ -86,6 +86,9 @@ func TestCheck(t *testing.T) {
 		{"array too long", `{"verdict":"approve","score":1,"tags":["a","b","c"]}`, "", "/tags: maxItems"},
 		{"format", `{"verdict":"approve","score":1,"when":"yesterday"}`, "", "/when: 'yesterday' is not valid date"},
 		{"duplicate key", `{"verdict":"approve","score":1,"score":2}`, "", `duplicate key "score"`},
+		{"lone surrogate", `{"verdict":"approve","score":1,"tags":["\ud800"]}`, "", "lone UTF-16 surrogate"},
+		{"lone low surrogate", `{"verdict":"approve","score":1,"tags":["a\udc00"]}`, "", "lone UTF-16 surrogate"},
+		{"surrogate pair", `{"verdict":"approve","score":1,"tags":["\ud83d\ude00","\\ud800"]}`, `{"verdict":"approve","score":1,"tags":["\ud83d\ude00","\\ud800"]}`, ""},
 		{"not an object", `[1,2]`, "", "(root): got array, want object"},
 	}
 	for _, tt := range tests {

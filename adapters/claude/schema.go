@@ -60,6 +60,13 @@ func schemaArg(sch *answer.Schema) (string, error) {
 	if root["type"] != "object" {
 		ps = append(ps, answer.Problem{Message: `the root must be {"type": "object", …}: Claude Code gives the schema to the model as a tool's input, which the Anthropic API takes only as an object`})
 	}
+	// The API refuses these at a tool input schema's root, on every request
+	// (https://github.com/anthropics/claude-code/issues/5319).
+	for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+		if _, ok := root[k]; ok {
+			ps = append(ps, answer.Problem{Message: fmt.Sprintf("%s at the root: the Anthropic API refuses it in a tool's input schema (put it on a property, or use if/then/else)", k)})
+		}
+	}
 	keywords(root, "", &ps)
 	if len(ps) > 0 {
 		return "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,

@@ -40,6 +40,8 @@ func TestCommandSchema(t *testing.T) {
 		{"unevaluated", `{"type":"object","unevaluatedProperties":false}`, `keyword "unevaluatedProperties"`},
 		{"unknown keyword", `{"type":"object","x-order":1}`, `keyword "x-order"`},
 		{"nested in anyOf", `{"type":"object","properties":{"a":{"anyOf":[{"dependentRequired":{}}]}}}`, `/properties/a/anyOf/0: keyword "dependentRequired"`},
+		{"anyOf at the root", `{"type":"object","properties":{"a":{},"b":{}},"anyOf":[{"required":["a"]},{"required":["b"]}]}`, "anyOf at the root"},
+		{"oneOf at the root", `{"type":"object","oneOf":[{"required":["a"]}]}`, "oneOf at the root"},
 		{"too long", `{"type":"object","description":"` + strings.Repeat("x", 130<<10) + `"}`, "one argument"},
 	} {
 		_, err := a.Command(adapters.Request{Prompt: "hi", Schema: compile(t, tc.schema)}, inst)
