@@ -276,3 +276,14 @@ func (e *Env) Hub(t *testing.T, args ...string) (stdout, stderr string, code int
 	}
 	return out.String(), errb.String(), code
 }
+
+// Schema compiles s as a --schema (answer.Compile), failing t fatally when
+// it does not compile.
+func Schema(t testing.TB, s string) *answer.Schema {
+	t.Helper()
+	sch, err := answer.Compile([]byte(s))
+	if err != nil {
+		t.Fatalf("answer.Compile(%.80s) = %v", s, err)
+	}
+	return sch
+}
