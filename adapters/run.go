@@ -209,9 +209,8 @@ func (r *runner) detect(ctx context.Context, ad Adapter) (inst Install, err, cau
 
 // finish decides the run's verdict, emits run.finished and returns it.
 func (r *runner) finish(rec record) events.RunFinished {
-	rec.Usage, rec.CostSource, rec.Turns, rec.ToolCalls = r.s.meter.Totals()
-	rec.AnswerCalls = rec.ToolCalls - r.s.meter.Steps()
-	rec.Limits, rec.SinkErr, rec.ToolCallsDenied = r.req.Limits, r.s.sinkErr, r.s.denied
+	rec = r.totals(rec)
+	rec.SinkErr, rec.ToolCallsDenied = r.s.sinkErr, r.s.denied
 	rec.Schema = r.req.Schema != nil
 	rf, notice := decide(rec)
 	if notice != nil {

@@ -11,9 +11,15 @@ import (
 // schemas, or an array of schemas.
 var (
 	subschema      = []string{"items", "additionalProperties", "contains", "propertyNames", "if", "then", "else", "not", "unevaluatedItems", "unevaluatedProperties", "contentSchema", "additionalItems"}
-	subschemaMaps  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+	subschemaMaps  = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
 	subschemaLists = []string{"allOf", "anyOf", "oneOf", "prefixItems"}
 )
+
+// Walk calls fn with every schema object of s (the root included: the
+// subschemas of draft 2020-12's keywords, and of draft-07's dependencies)
+// and its JSON pointer into the schema, in a stable order: for checks of a
+// CLI's own subset. The nodes are shared: do not modify them.
+func (s *Schema) Walk(fn func(node map[string]any, ptr string)) { walk(s.doc, "", fn) }
 
 // walk calls fn with every schema object in doc (the root included) and
 // its JSON pointer, in a stable order.

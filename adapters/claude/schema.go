@@ -34,14 +34,6 @@ var draft07 = map[string]bool{
 	"if": true, "then": true, "else": true, "allOf": true, "anyOf": true, "oneOf": true, "not": true,
 }
 
-// The draft-07 keywords whose value is a schema, a map of schemas, or an
-// array of schemas.
-var (
-	schemaValued = []string{"items", "additionalItems", "contains", "additionalProperties", "propertyNames", "if", "then", "else", "not"}
-	schemaMaps   = []string{"properties", "patternProperties", "definitions", "$defs", "dependencies"}
-	schemaArrays = []string{"allOf", "anyOf", "oneOf", "items"}
-)
-
 // CheckRequest implements adapters.RequestChecker: a --schema Claude Code
 // cannot carry is refused before anything starts.
 func (*Adapter) CheckRequest(req adapters.Request) error {
@@ -67,7 +59,13 @@ func schemaArg(sch *answer.Schema) (string, error) {
 			ps = append(ps, answer.Problem{Message: fmt.Sprintf("%s at the root: the Anthropic API refuses it in a tool's input schema (put it on a property, or use if/then/else)", k)})
 		}
 	}
-	keywords(root, "", &ps)
+	sch.Walk(func(node map[string]any, ptr string) {
+		for _, k := range slices.Sorted(maps.Keys(node)) {
+			if !draft07[k] {
+				ps = append(ps, answer.Problem{Pointer: ptr, Message: fmt.Sprintf("keyword %q is not one Claude Code's validator knows (draft-07)", k)})
+			}
+		}
+	})
 	if len(ps) > 0 {
 		return "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			"for claude, use an object schema with draft-07 keywords only (Claude Code's validator refuses the rest); or use another agent, whose answer hub checks against the whole schema",
@@ -85,36 +83,3 @@ func schemaArg(sch *answer.Schema) (string, error) {
 // maxSchemaArg is the longest --json-schema value: Linux's bound on one
 // argument (MAX_ARG_STRLEN, 128 KiB) less the flag's name.
 const maxSchemaArg = 128<<10 - len("--json-schema=") - 1
-
-// keywords adds a problem for each keyword of v, and of its subschemas,
-// that is not a draft-07 keyword.
-func keywords(v any, ptr string, ps *[]answer.Problem) {
-	s, ok := v.(map[string]any)
-	if !ok {
-		return // true, false; or not a schema, which hub's compile refused
-	}
-	for _, k := range slices.Sorted(maps.Keys(s)) {
-		if !draft07[k] {
-			*ps = append(*ps, answer.Problem{Pointer: ptr, Message: fmt.Sprintf("keyword %q is not one Claude Code's validator knows (draft-07)", k)})
-		}
-	}
-	for _, k := range schemaValued {
-		if sub, ok := s[k].(map[string]any); ok {
-			keywords(sub, ptr+"/"+k, ps)
-		}
-	}
-	for _, k := range schemaMaps {
-		if m, ok := s[k].(map[string]any); ok {
-			for _, name := range slices.Sorted(maps.Keys(m)) {
-				keywords(m[name], ptr+"/"+k+"/"+answer.Token(name), ps)
-			}
-		}
-	}
-	for _, k := range schemaArrays {
-		if a, ok := s[k].([]any); ok {
-			for i, sub := range a {
-				keywords(sub, fmt.Sprintf("%s/%s/%d", ptr, k, i), ps)
-			}
-		}
-	}
-}
