@@ -105,20 +105,49 @@ func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
 // the caller's own inline config allowing every tool, and hub ends the
 // resume without a final answer. The run is granted --permission full
 // (the default, read-only, offers no bash). Each run of the tool appends a
-// line to a file (BASH_ENV).
+// line to a file (BASH_ENV) with the time it ran. The first process may
+// run one more call after the crossing: OpenCode ignores SIGTERM while a
+// tool runs, and the mock answers its next model call at once (a clean
+// clone's CI saw tool 3 run there); the resume starts only once that
+// process is gone, and must run none.
 func TestRealFinalAnswerRunsNoTool(t *testing.T) {
 	t.Parallel()
 	e := agent.Prepare(t, adaptertest.Setup{})
 	marks := filepath.Join(e.Dir, "marks")
-	e.ShellInit(t, "builtin echo ran >> "+marks+"\n")
+	e.ShellInit(t, "builtin echo ran $(date +%s%N) >> "+marks+"\n")
 	e.Env = append(e.Env, `OPENCODE_CONFIG_CONTENT={"permission":{"*":"allow"}}`)
 	r := e.Run(t, "Loop. "+string(mockllm.ToolForever), budget.Limits{MaxToolSteps: 1, Grace: 2 * time.Second}, adaptertest.GrantFull)
 	adaptertest.WantErr(t, r.Fin, events.BinBudgetExceeded, events.ReasonToolSteps, 0)
 	if r.Fin.Partial || !strings.Contains(r.Fin.Error.Message, "called a tool during the final-answer resume") {
 		t.Errorf("run.finished partial=%v error %q, want no final answer because the resume called a tool", r.Fin.Partial, r.Fin.Error.Message)
 	}
+	// The resume's first event: the second session.started.
+	var resumed time.Time
+	n := 0
+	for _, ev := range r.Events {
+		if _, ok := ev.Body.(events.SessionStarted); ok {
+			if n++; n == 2 {
+				resumed = ev.TS
+			}
+		}
+	}
+	if resumed.IsZero() {
+		t.Fatal("no resume: one session.started")
+	}
 	b, _ := os.ReadFile(marks)
-	if n := strings.Count(string(b), "ran"); n != 2 {
-		t.Errorf("the tool ran %d times, want 2 (the crossing call had run before OpenCode reported it; none in the resume)", n)
+	var before, after int
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var ns int64
+		if _, err := fmt.Sscanf(l, "ran %d", &ns); err != nil {
+			t.Fatalf("mark %q: %v", l, err)
+		}
+		if time.Unix(0, ns).Before(resumed) {
+			before++
+		} else {
+			after++
+		}
+	}
+	if before < 2 || after != 0 {
+		t.Errorf("the tool ran %d times before the resume and %d after, want 2 or more (the crossing call had run before OpenCode reported it) and none in the resume", before, after)
 	}
 }
