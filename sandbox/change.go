@@ -1,0 +1,424 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Kind is how a path changed.
+type Kind string
+
+// The kinds of change, as file.changed names them.
+const (
+	Added    Kind = "added"
+	Modified Kind = "modified"
+	Deleted  Kind = "deleted"
+	Renamed  Kind = "renamed"
+)
+
+// File is one changed path of the sandbox.
+type File struct {
+	Path    string // slash-separated, relative to Root
+	OldPath string // a rename's old path, else ""
+	Kind    Kind
+	// Bytes is the size after the change (a link's: its target's
+	// length); -1 when deleted.
+	Bytes  int64
+	Binary bool
+	// Protected, when not "", says why the change is refused: the path is
+	// in .git, matches a --protect glob, or resolves outside the root.
+	Protected string
+}
+
+// Result is the change an agent made in a sandbox.
+type Result struct {
+	// Files are the changed paths, sorted by path.
+	Files []File
+	// Diff is the git-style diff of every change that is not protected
+	// ("" when none): `git apply` and Apply take it.
+	Diff []byte
+}
+
+// Protected returns the files whose change is refused.
+func (r *Result) Protected() []File {
+	var out []File
+	for _, f := range r.Files {
+		if f.Protected != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// protectedBy says why a change to rel is refused by its name alone, or "".
+func (s *Sandbox) protectedBy(rel string) string {
+	if hasGitPart(rel) {
+		return "in .git (always protected)"
+	}
+	for _, g := range s.protect {
+		if ok, _ := doublestar.Match(g, rel); ok {
+			return "matches --protect " + g
+		}
+		// A glob of a directory protects what is below it.
+		if ok, _ := doublestar.Match(strings.TrimSuffix(g, "/")+"/**", rel); ok {
+			return "matches --protect " + g
+		}
+	}
+	return ""
+}
+
+// current is one path of the sandbox after the run.
+type current struct {
+	fi   fs.FileInfo
+	mode gitMode
+}
+
+// Changes compares the sandbox with the snapshot it started from. It reads
+// every file whose change time moved; cancelling ctx stops it. It changes
+// nothing on the disk.
+func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
+	cur, err := s.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	inodes := map[[2]uint64]uint64{} // (dev, ino) → links seen in the sandbox
+	for _, c := range cur {
+		st := stampOf(c.fi)
+		inodes[[2]uint64{st.dev, st.ino}]++
+	}
+	var files []File
+	ids := map[string]string{} // changed or added path → its id
+	var added, deleted []string
+	for rel, e := range s.snap {
+		c, ok := cur[rel]
+		if !ok {
+			deleted = append(deleted, rel)
+			continue
+		}
+		if stampOf(c.fi) == e.st {
+			continue
+		}
+		id, err := s.idOf(rel, c)
+		if err != nil {
+			return nil, err
+		}
+		if id == e.oid && c.mode == e.mode {
+			continue
+		}
+		if (c.mode == modeLink) != (e.mode == modeLink) {
+			// A file that became a link, or the other way: git's diff is
+			// a deletion and an addition.
+			deleted = append(deleted, rel)
+			added = append(added, rel)
+			ids[rel] = id
+			continue
+		}
+		ids[rel] = id
+		files = append(files, File{Path: rel, Kind: Modified})
+	}
+	for rel, c := range cur {
+		if _, ok := s.snap[rel]; ok {
+			continue
+		}
+		id, err := s.idOf(rel, c)
+		if err != nil {
+			return nil, err
+		}
+		ids[rel] = id
+		added = append(added, rel)
+	}
+	sort.Strings(added)
+	sort.Strings(deleted)
+	// An added path with the content and type of a deleted one is a
+	// rename (git's exact renames).
+	byID := map[string][]string{}
+	for _, d := range deleted {
+		if e := s.snap[d]; e.base != baseNone {
+			k := e.oid + fmt.Sprint(e.mode == modeLink)
+			byID[k] = append(byID[k], d)
+		}
+	}
+	var stillAdded []string
+	renamedFrom := map[string]bool{}
+	for _, a := range added {
+		k := ids[a] + fmt.Sprint(cur[a].mode == modeLink)
+		if ds := byID[k]; len(ds) > 0 && ds[0] != a {
+			byID[k] = ds[1:]
+			renamedFrom[ds[0]] = true
+			files = append(files, File{Path: a, OldPath: ds[0], Kind: Renamed})
+			continue
+		}
+		stillAdded = append(stillAdded, a)
+	}
+	for _, a := range stillAdded {
+		files = append(files, File{Path: a, Kind: Added})
+	}
+	for _, d := range deleted {
+		if !renamedFrom[d] {
+			files = append(files, File{Path: d, Kind: Deleted, Bytes: -1})
+		}
+	}
+	for i := range files {
+		f := &files[i]
+		if f.Kind != Deleted {
+			c := cur[f.Path]
+			f.Bytes = c.fi.Size()
+			f.Protected = s.escapes(f.Path, c, inodes)
+		}
+		if f.Protected == "" {
+			f.Protected = s.protectedBy(f.Path)
+		}
+		if f.Protected == "" && f.OldPath != "" {
+			f.Protected = s.protectedBy(f.OldPath)
+		}
+	}
+	if s.Mode == Worktree {
+		meta, err := s.readGitMeta(ctx)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, metaChanges(s.gitMeta, meta)...)
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		if files[i].Path != files[j].Path {
+			return files[i].Path < files[j].Path
+		}
+		return files[i].Kind == Deleted // a type change: the deletion first
+	})
+	r := &Result{Files: files}
+	if r.Diff, err = s.diff(ctx, r.Files, cur, ids); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// idOf returns the blob id of the sandbox's rel as it is now.
+func (s *Sandbox) idOf(rel string, c current) (string, error) {
+	p := filepath.Join(s.Dir, filepath.FromSlash(rel))
+	if c.mode == modeLink {
+		t, err := os.Readlink(p)
+		if err != nil {
+			return "", fmt.Errorf("sandbox: %w", err)
+		}
+		return blobID([]byte(t)), nil
+	}
+	id, err := fileID(p, c.fi.Size())
+	if err != nil {
+		return "", fmt.Errorf("sandbox: %w", err)
+	}
+	return id, nil
+}
+
+// escapes says why the sandbox's rel resolves outside the root, or "": a
+// link whose target (followed through the sandbox's links) is outside it
+// or absolute, or a file with a hard link outside it.
+func (s *Sandbox) escapes(rel string, c current, inodes map[[2]uint64]uint64) string {
+	if c.mode != modeLink {
+		st := stampOf(c.fi)
+		if n := nlinkOf(c.fi); n > inodes[[2]uint64{st.dev, st.ino}] {
+			return "a hard link to a file outside the root"
+		}
+		return ""
+	}
+	at := rel
+	for hops := 0; hops < 40; hops++ {
+		target, err := os.Readlink(filepath.Join(s.Dir, filepath.FromSlash(at)))
+		if err != nil {
+			return "" // no longer a link: it stays inside
+		}
+		if path.IsAbs(filepath.ToSlash(target)) {
+			return "a symbolic link to an absolute path (" + target + ")"
+		}
+		next := path.Join(path.Dir(at), filepath.ToSlash(target))
+		if next == ".." || strings.HasPrefix(next, "../") {
+			return "a symbolic link that points outside the root (" + target + ")"
+		}
+		// A target below a link of the sandbox resolves through it.
+		if inner, ok := s.throughLink(next); ok {
+			next = inner
+		}
+		fi, err := os.Lstat(filepath.Join(s.Dir, filepath.FromSlash(next)))
+		if err != nil || fi.Mode().Type() != fs.ModeSymlink {
+			return ""
+		}
+		at = next
+	}
+	return "a chain of symbolic links too long to follow"
+}
+
+// throughLink returns the first parent of rel (a clean slash path) that is
+// a symbolic link in the sandbox, with the rest of rel below it, as the
+// path of that link: it is resolved in turn by escapes.
+func (s *Sandbox) throughLink(rel string) (string, bool) {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		p := strings.Join(parts[:i], "/")
+		fi, err := os.Lstat(filepath.Join(s.Dir, filepath.FromSlash(p)))
+		if err != nil {
+			return "", false
+		}
+		if fi.Mode().Type() == fs.ModeSymlink {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// list returns the paths of the sandbox after the run, as the snapshot
+// would have taken them: copy mode walks it (leaving out what the
+// repository ignored at the start, and new paths its ignore rules
+// cover); worktree mode asks git for the index and every untracked,
+// non-ignored file, and adds the snapshot's paths that are still there.
+func (s *Sandbox) list(ctx context.Context) (map[string]current, error) {
+	cur := map[string]current{}
+	add := func(rel string) error {
+		fi, err := os.Lstat(filepath.Join(s.Dir, filepath.FromSlash(rel)))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		if m, ok := modeOf(fi); ok {
+			cur[rel] = current{fi: fi, mode: m}
+		}
+		return nil
+	}
+	var fresh []string
+	if s.Mode == Worktree {
+		out, err := s.repo.gitIn(ctx, s.Dir, nil, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name")
+		if err != nil {
+			return nil, err
+		}
+		for _, rel := range zsplit(out) {
+			if err := add(rel); err != nil {
+				return nil, err
+			}
+		}
+		for rel := range s.snap {
+			if _, ok := cur[rel]; !ok {
+				if err := add(rel); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := add(".git"); err != nil {
+			return nil, err
+		}
+		return cur, nil
+	}
+	n := 0
+	err := filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("sandbox: reading the sandbox: %w", err)
+		}
+		if n++; n%256 == 0 && ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		rel, _ := filepath.Rel(s.Dir, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		if s.skipped(rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if _, ok := s.snap[rel]; !ok && !hasGitPart(rel) {
+			fresh = append(fresh, rel)
+		}
+		return add(rel)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.repo != nil && len(fresh) > 0 {
+		// New files the repository's ignore rules cover (build output)
+		// are no part of the change, as git would not show them.
+		rels := make([]string, len(fresh))
+		for i, f := range fresh {
+			rels[i] = path.Join(s.repo.prefix, f)
+		}
+		ign, err := s.repo.checkIgnore(ctx, s.repo.top, rels)
+		if err != nil {
+			return nil, err
+		}
+		for i, f := range fresh {
+			if ign[rels[i]] {
+				delete(cur, f)
+			}
+		}
+	}
+	return cur, nil
+}
+
+// readGitMeta reads what of the repository a worktree shares with the
+// original and a change to which is a change to .git: every ref, the
+// config and the hooks. Names are as the paths below .git would be.
+func (s *Sandbox) readGitMeta(ctx context.Context) (map[string]string, error) {
+	m := map[string]string{}
+	out, err := s.repo.git(ctx, "for-each-ref", "--format=%(refname) %(objectname)")
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if name, id, ok := strings.Cut(l, " "); ok {
+			m[".git/"+name] = id
+		}
+	}
+	if head, err := s.repo.git(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
+		m[".git/HEAD"] = strings.TrimSpace(string(head))
+	} else if id, err := s.repo.git(ctx, "rev-parse", "HEAD"); err == nil {
+		m[".git/HEAD"] = strings.TrimSpace(string(id))
+	}
+	common, err := s.repo.git(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return nil, err
+	}
+	dir := strings.TrimSpace(string(common))
+	for _, name := range []string{"config", "info/exclude", "info/attributes"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			m[".git/"+name] = blobID(b)
+		}
+	}
+	hooks, _ := os.ReadDir(filepath.Join(dir, "hooks"))
+	for _, h := range hooks {
+		if b, err := os.ReadFile(filepath.Join(dir, "hooks", h.Name())); err == nil {
+			m[".git/hooks/"+h.Name()] = blobID(b)
+		}
+	}
+	return m, nil
+}
+
+// metaChanges are the protected changes between two readGitMeta maps.
+func metaChanges(before, after map[string]string) []File {
+	var files []File
+	for k, v := range after {
+		switch old, ok := before[k]; {
+		case !ok:
+			files = append(files, File{Path: k, Kind: Added, Bytes: int64(len(v)), Protected: "in .git (always protected): the worktree shares the repository's refs, config and hooks"})
+		case old != v:
+			files = append(files, File{Path: k, Kind: Modified, Bytes: int64(len(v)), Protected: "in .git (always protected): the worktree shares the repository's refs, config and hooks"})
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			files = append(files, File{Path: k, Kind: Deleted, Bytes: -1, Protected: "in .git (always protected): the worktree shares the repository's refs, config and hooks"})
+		}
+	}
+	return files
+}
