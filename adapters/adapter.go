@@ -10,6 +10,7 @@ import (
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/framer"
 	"github.com/hubcli/hub/normalize"
+	"github.com/hubcli/hub/sandbox"
 )
 
 // DefaultMaxLine is the stdout line cap a Request with MaxLine 0 gets:
@@ -162,6 +163,24 @@ type Request struct {
 	// that does not match Schema, with its problems (answer.RepairPrompt):
 	// 0 means DefaultSchemaRetries, a negative count none.
 	SchemaRetries int
+	// Sandbox, when Copy or Worktree, runs the agent in a sandbox of Cwd
+	// (SPEC §6.3, package sandbox): the agent's working directory is the
+	// sandbox's, every change it made there is reported (file.changed,
+	// run.finished.diff), and the original tree is left as it was unless
+	// Apply. "" means sandbox.None.
+	Sandbox sandbox.Mode
+	// Protect are globs of paths (relative to the sandbox's root) the
+	// agent may not change: a change to one, to a .git path, or to a path
+	// that resolves outside the root ends the run
+	// permission_denied/protected_path. Only with Sandbox.
+	Protect []string
+	// Apply applies the change to the original tree after an ok run, all
+	// or nothing, only where every path it touches is still as it was when
+	// the sandbox was made (else invalid_input/conflict). Only with Sandbox.
+	Apply bool
+	// KeepSandbox keeps the sandbox after the run (a sandbox_kept notice
+	// says where) instead of removing it.
+	KeepSandbox bool
 }
 
 // DefaultSchemaRetries is how many repairs of an answer that does not

@@ -21,6 +21,8 @@ type options struct {
 	rawLog  io.Writer
 	guards  []Guard
 	confirm Confirm
+	approve Approve
+	diffOut func([]byte)
 }
 
 func newOptions(opts []Option) options {
@@ -84,3 +86,23 @@ type Confirm func(ctx context.Context, req Request, g Grant) error
 
 // WithConfirm has every run approved by c before anything starts.
 func WithConfirm(c Confirm) Option { return func(o *options) { o.confirm = c } }
+
+// Approve approves a sandboxed run's change before Request.Apply applies it
+// (the CLI's --confirm): diff is the whole change (git-style), files its
+// paths. A non-nil error leaves the original as it was and fails the run
+// (an *events.Error keeps its bin, any other error is
+// permission_denied/confirmation_required). It is called at most once per
+// run, after the agent exited and only when there is a change to apply;
+// ctx is the run's.
+type Approve func(ctx context.Context, diff []byte, files []events.FileChanged) error
+
+// WithApprove has every change Request.Apply would apply approved by a
+// first.
+func WithApprove(a Approve) Option { return func(o *options) { o.approve = a } }
+
+// WithDiff hands a sandboxed run's whole change (the git-style diff that
+// run.finished.diff is cut from, "" when none) to f once the agent exited,
+// before anything is applied; f is not called when the change could not be
+// read. The CLI's --diff-out writes it to a file. The diff is not redacted:
+// it is the change itself, credentials the agent wrote into files included.
+func WithDiff(f func(diff []byte)) Option { return func(o *options) { o.diffOut = f } }

@@ -17,6 +17,7 @@ import (
 	"github.com/hubcli/hub/internal/framer"
 	"github.com/hubcli/hub/internal/proc"
 	"github.com/hubcli/hub/normalize"
+	"github.com/hubcli/hub/sandbox"
 )
 
 // StderrTailBytes is how much of the agent's stderr hub keeps for
@@ -51,7 +52,8 @@ type Sink func(events.Event) error
 // Run is safe for concurrent use; runs share nothing mutable.
 func Run(ctx context.Context, req Request, sink Sink, opts ...Option) events.RunFinished {
 	r := newRunner(req, sink, newOptions(opts))
-	return r.finish(r.run(ctx))
+	defer r.closeSandbox(false) // a panic's way out: the sandbox goes too
+	return r.finish(r.settle(ctx, r.run(ctx)))
 }
 
 // runner is one run: its request, options and event stream. Its methods run
@@ -61,11 +63,12 @@ type runner struct {
 	req    Request
 	opt    options
 	s      *stream
-	start  time.Time // by the run's clock, for duration_ms
-	began  time.Time // monotonic, for the wall-clock limit
-	warned bool      // the cost_unknown notice for --max-cost was sent
-	info   Info      // the agent's, once looked up
-	grant  Grant     // how the agent is held to req.Permission
+	start  time.Time        // by the run's clock, for duration_ms
+	began  time.Time        // monotonic, for the wall-clock limit
+	warned bool             // the cost_unknown notice for --max-cost was sent
+	info   Info             // the agent's, once looked up
+	grant  Grant            // how the agent is held to req.Permission
+	sb     *sandbox.Sandbox // the run's sandbox (Request.Sandbox), until settle removes it
 }
 
 func newRunner(req Request, sink Sink, o options) *runner {
@@ -94,7 +97,7 @@ func (r *runner) started(argv []string, pid *int, version string) {
 	if version != "" {
 		ver = &version
 	}
-	r.s.emit(events.RunStarted{Argv: argv, Cwd: r.cwd(), PID: pid, AgentVersion: ver, Limits: r.req.Limits.Event()})
+	r.s.emit(events.RunStarted{Argv: argv, Cwd: r.cwd(), PID: pid, AgentVersion: ver, Limits: r.req.Limits.Event(), Sandbox: r.sandboxEvent()})
 }
 
 // notStarted is the record of a run whose agent never ran; run.started
@@ -125,6 +128,9 @@ func (r *runner) run(ctx context.Context) record {
 		return r.notStarted([]string{bin}, "", events.NewError(events.BinCancelled, events.ReasonCaller,
 			"nothing to do if you meant to stop it; run again to retry", "cancelled before %s started", bin), context.Cause(ctx))
 	}
+	if err := checkSandboxRequest(r.req); err != nil {
+		return r.notStarted([]string{bin}, "", err, nil)
+	}
 	if rec, refused := r.grantRun(ctx, ad, bin); refused {
 		return rec
 	}
@@ -136,6 +142,9 @@ func (r *runner) run(ctx context.Context) record {
 	inst, err, cause := r.detect(ctx, ad)
 	if err != nil {
 		return r.notStarted([]string{bin}, inst.Version, err, cause)
+	}
+	if err, cause := r.openSandbox(ctx); err != nil {
+		return r.notStarted([]string{inst.Path}, inst.Version, err, cause)
 	}
 	spec, err := ad.Command(r.req, inst)
 	if err != nil {

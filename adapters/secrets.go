@@ -346,9 +346,16 @@ func (s secrets) body(b events.Body) events.Body {
 		return b
 	case events.RunStarted:
 		b.Argv, b.Cwd, b.AgentVersion = s.strs(b.Argv), s.str(b.Cwd), s.ptr(b.AgentVersion)
+		if sb := b.Sandbox; sb != nil {
+			b.Sandbox = &events.Sandbox{Mode: sb.Mode, Root: s.str(sb.Root), Dir: s.str(sb.Dir)}
+		}
+		return b
+	case events.FileChanged:
+		b.Path, b.OldPath, b.Protected = s.str(b.Path), s.ptr(b.OldPath), s.str(b.Protected)
 		return b
 	case events.RunFinished:
 		b.Text, b.SessionID, b.Structured = s.answer(b.Text), s.ptr(b.SessionID), s.raw(b.Structured)
+		b.Diff = s.ptr(b.Diff)
 		if b.Error != nil {
 			e := *b.Error
 			e.Message, e.Hint = s.joined(e.Message), s.str(e.Hint)

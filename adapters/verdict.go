@@ -70,6 +70,9 @@ type record struct {
 	// Note, when not "", says what hub was doing when the run failed (a
 	// repair of its answer): it ends the error message of a failed run.
 	Note string
+	// Sandbox is what the sandbox step found (Request.Sandbox), nil
+	// without a sandbox.
+	Sandbox *sandboxOutcome
 }
 
 // decide is the one place that decides how a run ended (SPEC §4): ok, bin
@@ -89,7 +92,11 @@ type record struct {
 //     budget_exceeded;
 //  5. with a --schema, an ok run's answer must have matched it: else the
 //     run is agent_failed/invalid_output (structured is null);
-//  6. a failure without an error is internal (a hub bug, named as such).
+//  6. in a sandboxed run, a change to a protected path fails the run
+//     whatever else happened (permission_denied/protected_path); a
+//     conflict on --apply, a refused approval or a change hub could not
+//     read fails a run that was ok;
+//  7. a failure without an error is internal (a hub bug, named as such).
 //
 // DurationMS, RunID and the like are not its business; decide is pure.
 func decide(rec record) (events.RunFinished, *events.Notice) {
@@ -148,6 +155,17 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 			rf.OK, rf.Error = false, events.NewError(events.BinInternal, "", "report this as a hub bug", "the run's answer was not checked against --schema")
 		default:
 			rf.Structured = rec.Structured
+		}
+	}
+	if sb := rec.Sandbox; sb != nil {
+		rf.Diff, rf.DiffBytes, rf.Applied = sb.Diff, sb.DiffBytes, sb.Applied
+		if e := sb.Err; e != nil && (rf.OK || e.Reason == events.ReasonProtectedPath) {
+			if !rf.OK && rf.Error != nil {
+				c := *e
+				c.Message += fmt.Sprintf(" (the run had also failed: %s/%s: %s)", rf.Error.Bin, rf.Error.Reason, rf.Error.Message)
+				e = &c
+			}
+			rf.OK, rf.Error, rf.Structured = false, e, nil
 		}
 	}
 	if rec.SinkErr != nil {

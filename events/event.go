@@ -23,6 +23,7 @@ const (
 	TypeToolFinished   Type = "tool.finished"
 	TypeUsage          Type = "usage"
 	TypeNotice         Type = "notice"
+	TypeFileChanged    Type = "file.changed"
 	TypeRunFinished    Type = "run.finished"
 )
 
@@ -65,6 +66,46 @@ type RunStarted struct {
 	PID          *int     `json:"pid"`
 	AgentVersion *string  `json:"agent_version"`
 	Limits       Limits   `json:"limits"`
+	// Sandbox, in a sandboxed run (SPEC §6.3), says where: then Cwd is the
+	// agent's working directory in the sandbox. Absent from the JSON
+	// otherwise.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox is run.started's "sandbox" object: the mode ("copy" or
+// "worktree"), the original tree the change is relative to (Root) and the
+// sandbox's copy of it (Dir), both absolute paths.
+type Sandbox struct {
+	Mode string `json:"mode"`
+	Root string `json:"root"`
+	Dir  string `json:"dir"`
+}
+
+// Change is how a path of a sandboxed run changed.
+type Change string
+
+// The changes of file.changed.
+const (
+	ChangeAdded    Change = "added"
+	ChangeModified Change = "modified"
+	ChangeDeleted  Change = "deleted"
+	ChangeRenamed  Change = "renamed"
+)
+
+// FileChanged is one path a sandboxed run's agent changed, reported after
+// the agent exited, before run.finished. Path (and OldPath, for a rename;
+// else nil) are slash-separated and relative to the sandbox's root; Bytes
+// is the size after the change (a symbolic link's: the length of its
+// target), nil when deleted; Binary says the diff holds the content whole.
+// Protected, when not "", says why the change is refused (a protected path,
+// or one that resolves outside the root); absent from the JSON otherwise.
+type FileChanged struct {
+	Path      string  `json:"path"`
+	Change    Change  `json:"change"`
+	OldPath   *string `json:"old_path"`
+	Bytes     *int64  `json:"bytes"`
+	Binary    bool    `json:"binary"`
+	Protected string  `json:"protected,omitempty"`
 }
 
 // SessionStarted reports the agent's session id (to resume), model and tools
@@ -230,6 +271,9 @@ const (
 	// not match --schema; data has attempt, max_attempts, session_id and
 	// problems (each a pointer and a message).
 	NoticeSchemaRetry NoticeKind = "schema_retry"
+	// NoticeSandboxKept says the sandbox was kept (--keep-sandbox); data
+	// has dir, where it is.
+	NoticeSandboxKept NoticeKind = "sandbox_kept"
 )
 
 // Notice is something worth knowing that does not end the run. Data is an
@@ -271,6 +315,16 @@ type RunFinished struct {
 	// answer's JSON value once it matched the schema (then OK is true), and
 	// JSON null otherwise.
 	Structured json.RawMessage `json:"structured,omitempty"`
+	// Diff is a sandboxed run's change (SPEC §6.3): a git-style unified
+	// diff, "" when the agent changed nothing, cut at a line's end to
+	// adapters.DiffCap bytes; DiffBytes is its whole size. Both are nil,
+	// and absent from the JSON, in a run without a sandbox (or when the
+	// change could not be read: then the error says why).
+	Diff      *string `json:"diff,omitempty"`
+	DiffBytes *int64  `json:"diff_bytes,omitempty"`
+	// Applied, in a run with --apply, says whether the change was applied
+	// to the original tree; absent from the JSON otherwise.
+	Applied *bool `json:"applied,omitempty"`
 }
 
 func (RunStarted) Type() Type     { return TypeRunStarted }
@@ -282,4 +336,5 @@ func (ToolStarted) Type() Type    { return TypeToolStarted }
 func (ToolFinished) Type() Type   { return TypeToolFinished }
 func (Usage) Type() Type          { return TypeUsage }
 func (Notice) Type() Type         { return TypeNotice }
+func (FileChanged) Type() Type    { return TypeFileChanged }
 func (RunFinished) Type() Type    { return TypeRunFinished }

@@ -68,6 +68,19 @@ if [[ -e $outside ]]; then echo "demo: $outside was written: the grant did not h
 echo "demo: hub exited $status (6 = permission_denied), and $outside was not written"
 [[ $status -eq 6 ]]
 
+echo
+echo "\$ hub run --agent opencode --sandbox copy --permission workspace-write --diff-out change.diff \"… MOCK_CALL write {\\\"filePath\\\":\\\"plan.md\\\", …}\""
+echo "  (the agent works in a copy: the change is reported and saved as a diff, and the original is left as it was)"
+diff_file=$work/change.diff
+"${hub[@]}" --sandbox copy --permission workspace-write --diff-out "$diff_file" --output text \
+  "Write the plan. MOCK_CALL write {\"filePath\":\"plan.md\",\"content\":\"1. read the code\\n2. fix the test\\n\"}"
+if [[ -e $work/project/plan.md ]]; then echo "demo: the sandboxed write reached the original" >&2; exit 1; fi
+cat "$diff_file"
+echo
+echo "\$ hub apply --cwd project change.diff"
+bin/hub apply --cwd "$work/project" "$diff_file"
+echo "demo: $work/project/plan.md now holds: $(head -1 "$work/project/plan.md") …"
+
 schema=$work/review.json
 cat >"$schema" <<'JSON'
 {"type": "object", "additionalProperties": false, "required": ["verdict", "score"],

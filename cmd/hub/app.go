@@ -104,6 +104,7 @@ func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cl
 		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			runCommand(kill),
+			applyCommand(),
 			replayCommand(),
 			agentsCommand(),
 			schemaCommand(),

@@ -153,3 +153,57 @@ func orElse(s, def string) string {
 	}
 	return s
 }
+
+// MaxShownDiff is how much of a change --confirm shows before it asks
+// whether to apply it: 64 KiB (the rest is counted; --diff-out has it all).
+const MaxShownDiff = 64 << 10
+
+// approveChange is the run's adapters.Approve with --confirm and --apply:
+// it shows the change on the terminal (each line made harmless, as shown
+// does) and needs a "y" to apply it.
+func (a approval) approveChange(ctx context.Context, diff []byte, files []events.FileChanged) error {
+	open := a.tty
+	if open == nil {
+		open = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
+	}
+	tty, err := open()
+	if err != nil {
+		return events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
+			"save it with --diff-out FILE and apply it later with `hub apply FILE`",
+			"--confirm needs a terminal to show the change on, and there is none (%v); nothing was applied", err)
+	}
+	defer tty.Close()
+	var b strings.Builder
+	fmt.Fprintf(&b, "The agent's change (%d path(s), %d bytes of diff):\n", len(files), len(diff))
+	shownDiff := diff[:min(len(diff), MaxShownDiff)]
+	for _, l := range strings.SplitAfter(string(shownDiff), "\n") {
+		if l == "" {
+			continue
+		}
+		fmt.Fprintln(&b, shownLine(strings.TrimSuffix(l, "\n")))
+	}
+	if len(diff) > MaxShownDiff {
+		fmt.Fprintf(&b, "… %d more bytes not shown (--diff-out FILE writes it all)\n", len(diff)-MaxShownDiff)
+	}
+	fmt.Fprint(tty, b.String()+"Apply it? [y/N] ")
+	answer, err := readAnswer(ctx, tty)
+	if err != nil {
+		return err
+	}
+	if a := strings.ToLower(strings.TrimSpace(answer)); a == "y" || a == "yes" {
+		return nil
+	}
+	return events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
+		"save it with --diff-out FILE to apply later with `hub apply FILE`, or run again and answer y",
+		"the change was not approved on the terminal (answer %q); nothing was applied", strings.TrimSpace(answer))
+}
+
+// shownLine is a diff line as the terminal may print it: its control
+// characters (an escape sequence in a file the agent wrote) quoted.
+func shownLine(s string) string {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) && r != ' ' && r != '\t' }) >= 0 {
+		q := strconv.QuoteToGraphic(s)
+		return q[1 : len(q)-1]
+	}
+	return s
+}

@@ -26,24 +26,28 @@ import (
 //   - A FIFO or a device (/dev/null) is opened as it is: it keeps nothing.
 //
 // Errors are usage errors, before anything starts.
-func openRawLog(path string) (*os.File, error) {
+func openRawLog(path string) (*os.File, error) { return openPrivate("--raw-log", path) }
+
+// openPrivate is openRawLog for the file of flag (--raw-log, --diff-out):
+// both hold what the agent wrote, credentials included.
+func openPrivate(flag, path string) (*os.File, error) {
 	fi, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, usagef("run: --raw-log: %v", err)
+		return nil, usagef("run: %s: %v", flag, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return nil, usagef("run: --raw-log %s is a symbolic link: hub does not follow it (the log holds credentials); give the path of the file itself", path)
+		return nil, usagef("run: %s %s is a symbolic link: hub does not follow it (the file holds what the agent wrote, credentials included); give the path of the file itself", flag, path)
 	case fi.IsDir():
-		return nil, usagef("run: --raw-log %s is a directory", path)
+		return nil, usagef("run: %s %s is a directory", flag, path)
 	case fi.Mode().IsRegular():
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, usagef("run: --raw-log %s: cannot replace it with a new file readable by its owner only: %v", path, err)
+			return nil, usagef("run: %s %s: cannot replace it with a new file readable by its owner only: %v", flag, path, err)
 		}
 	default: // a FIFO, a device, a socket
 		f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW, 0)
 		if err != nil {
-			return nil, rawLogErr(path, err)
+			return nil, privateErr(flag, path, err)
 		}
 		return f, nil
 	}
@@ -51,18 +55,18 @@ func openRawLog(path string) (*os.File, error) {
 	// not written into.
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return nil, rawLogErr(path, err)
+		return nil, privateErr(flag, path, err)
 	}
 	if err := f.Chmod(0o600); err != nil { // a umask that took the owner's bits
 		f.Close()
-		return nil, usagef("run: --raw-log %s: cannot make it readable and writable by its owner only: %v", path, err)
+		return nil, usagef("run: %s %s: cannot make it readable and writable by its owner only: %v", flag, path, err)
 	}
 	return f, nil
 }
 
-func rawLogErr(path string, err error) error {
+func privateErr(flag, path string, err error) error {
 	if errors.Is(err, syscall.ELOOP) {
-		return usagef("run: --raw-log %s is a symbolic link: hub does not follow it (the log holds credentials); give the path of the file itself", path)
+		return usagef("run: %s %s is a symbolic link: hub does not follow it (the file holds what the agent wrote, credentials included); give the path of the file itself", flag, path)
 	}
-	return usagef("run: --raw-log: %v", err)
+	return usagef("run: %s: %v", flag, err)
 }

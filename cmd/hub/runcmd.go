@@ -16,6 +16,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/sandbox"
 )
 
 // runCommand is `hub run`. kill is passed to every run (adapters.WithKill).
@@ -68,6 +69,11 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "yes", Usage: "approve the grant without asking (what --permission full needs in scripts and CI)"},
 		&cli.StringFlag{Name: "auth", Value: string(adapters.AuthInherit), Usage: "inherit (the agent keeps the API keys in hub's environment) or login (billed API keys are removed, so the CLI's saved login is used)", EnvVars: []string{"HUB_AUTH"}},
 		&cli.StringFlag{Name: "prices", Usage: "JSON price table (USD per million tokens) for agents that report no cost, on top of hub's own and ~/.config/" + budget.UserPricesFile, EnvVars: []string{"HUB_PRICES"}},
+		&cli.StringFlag{Name: "sandbox", Value: string(sandbox.None), Usage: "none, copy (the agent works in a copy of --cwd) or worktree (in a git worktree at HEAD with your uncommitted and untracked files): the original is left as it was, the change is reported (file.changed, run.finished.diff) and applied only with --apply", EnvVars: []string{"HUB_SANDBOX"}},
+		&cli.StringSliceFlag{Name: "protect", KeepSpace: true, Usage: "glob of paths (relative to the sandbox's root; *, **, ?, [..], {a,b}) the agent may not change: a change to one fails the run (permission_denied/protected_path) and nothing is applied; .git is always protected (repeatable; with --sandbox)"},
+		&cli.BoolFlag{Name: "apply", Usage: "after an ok sandboxed run, apply the change to the original: all or nothing, only if every path it touches is as it was when the sandbox was made (else invalid_input/conflict); with --confirm the diff is shown and a y asked first"},
+		&cli.StringFlag{Name: "diff-out", Usage: "write the sandboxed run's whole change to this file as a git-style diff (for git apply or hub apply): a new file, mode 0600, not redacted"},
+		&cli.BoolFlag{Name: "keep-sandbox", Usage: "keep the sandbox after the run, and say where (a sandbox_kept notice)"},
 		&cli.IntFlag{Name: "max-line", Value: adapters.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
 	}
 }
@@ -130,6 +136,15 @@ func runAction(kill <-chan struct{}) cli.ActionFunc {
 // --output says, and returns the run's exit error.
 func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stderr io.Writer) error {
 	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithConfirm(p.approval.check)}
+	var diffOut *errWriter
+	if f := p.diffOutFile; f != nil { // opened by load
+		defer f.Close()
+		diffOut = &errWriter{w: f}
+		opts = append(opts, adapters.WithDiff(func(diff []byte) { _, _ = diffOut.Write(diff) }))
+	}
+	if p.req.Apply && p.approval.confirm {
+		opts = append(opts, adapters.WithApprove(p.approval.approveChange))
+	}
 	var rawLog *errWriter
 	if f := p.rawLogFile; f != nil { // opened by load (openRawLog)
 		defer f.Close()
@@ -161,6 +176,9 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	closed()
 	if rawLog != nil && rawLog.err != nil {
 		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)
+	}
+	if diffOut != nil && diffOut.err != nil {
+		fmt.Fprintf(stderr, "hub: --diff-out is incomplete: %v\n", diffOut.err)
 	}
 	return done(fin)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/sandbox"
 )
 
 // runOptions are hub run's flags and arguments as given (cli/cli's options
@@ -47,6 +48,11 @@ type runOptions struct {
 	// SchemaRetries is --schema-retries: repairs of an answer that does
 	// not match --schema (0 = none).
 	SchemaRetries int
+	Sandbox       string   // --sandbox: none, copy or worktree
+	Protect       []string // --protect GLOB…
+	Apply         bool
+	DiffOut       string // --diff-out FILE, "" for none
+	KeepSandbox   bool
 
 	Timeout      time.Duration // 0 = no limit
 	IdleTimeout  time.Duration // 0 = none
@@ -87,6 +93,11 @@ func newRunOptions(c *cli.Context) runOptions {
 		Yes:           c.Bool("yes"),
 		Schema:        c.String("schema"),
 		SchemaRetries: c.Int("schema-retries"),
+		Sandbox:       c.String("sandbox"),
+		Protect:       c.StringSlice("protect"),
+		Apply:         c.Bool("apply"),
+		DiffOut:       c.String("diff-out"),
+		KeepSandbox:   c.Bool("keep-sandbox"),
 		Timeout:       c.Duration("timeout"),
 		IdleTimeout:   c.Duration("idle-timeout"),
 		Grace:         c.Duration("grace"),
@@ -135,10 +146,12 @@ type runPlan struct {
 	output     string
 	rawLog     string
 	schemaFile string // --schema, compiled by load
+	diffOut    string // --diff-out, opened by load
 	warning    string // printed on stderr before the run starts
 	approval   approval
 
-	rawLogFile *os.File // --raw-log, opened by load; execute closes it
+	rawLogFile  *os.File // --raw-log, opened by load; execute closes it
+	diffOutFile *os.File // --diff-out, opened by load; execute closes it
 }
 
 // plan checks o and builds the run's request. It reads no file and starts
@@ -164,7 +177,7 @@ func (o runOptions) plan() (runPlan, error) {
 	default:
 		return runPlan{}, usagef("run: --output must be text, jsonl, json or answer, not %q", o.Output)
 	}
-	p := runPlan{output: o.Output, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema}
+	p := runPlan{output: o.Output, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema, diffOut: o.DiffOut}
 	if p.prompt, err = o.promptSource(); err != nil {
 		return runPlan{}, err
 	}
@@ -178,6 +191,23 @@ func (o runOptions) plan() (runPlan, error) {
 	auth, err := adapters.ParseAuth(o.Auth)
 	if err != nil {
 		return runPlan{}, usagef("run: --%v", err)
+	}
+	mode, err := sandbox.ParseMode(o.Sandbox)
+	if err != nil {
+		return runPlan{}, usagef("run: --%v", err)
+	}
+	if mode == sandbox.None {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"protect", len(o.Protect) > 0}, {"apply", o.Apply}, {"diff-out", o.DiffOut != ""}, {"keep-sandbox", o.KeepSandbox}} {
+			if f.set {
+				return runPlan{}, usagef("run: --%s needs --sandbox copy or --sandbox worktree", f.name)
+			}
+		}
+	}
+	if err := sandbox.CheckProtect(o.Protect); err != nil {
+		return runPlan{}, usagef("run: %v", strings.TrimPrefix(err.Error(), "sandbox: "))
 	}
 	if o.Confirm && o.Yes {
 		return runPlan{}, usagef("run: --confirm asks on the terminal and --yes approves without asking: give one of them")
@@ -197,6 +227,10 @@ func (o runOptions) plan() (runPlan, error) {
 		Auth:       auth,
 		// The flag's 0 is no repair; the request's 0 is the default.
 		SchemaRetries: cmp.Or(o.SchemaRetries, -1),
+		Sandbox:       mode,
+		Protect:       o.Protect,
+		Apply:         o.Apply,
+		KeepSandbox:   o.KeepSandbox,
 	}
 	switch p.prompt {
 	case promptArgs:
@@ -334,7 +368,10 @@ func (o runOptions) swallowedFlag() error {
 	values := []struct{ flag, value string }{
 		{"agent", o.Agent}, {"model", o.Model}, {"cwd", o.Cwd}, {"resume", o.Resume}, {"bin", o.Bin},
 		{"output", o.Output}, {"raw-log", o.RawLog}, {"prompt-file", o.PromptFile}, {"prices", o.Prices},
-		{"permission", o.Permission}, {"auth", o.Auth}, {"schema", o.Schema},
+		{"permission", o.Permission}, {"auth", o.Auth}, {"schema", o.Schema}, {"sandbox", o.Sandbox}, {"diff-out", o.DiffOut},
+	}
+	for _, g := range o.Protect {
+		values = append(values, struct{ flag, value string }{"protect", g})
 	}
 	for _, e := range o.Env {
 		values = append(values, struct{ flag, value string }{"env", e})
@@ -452,14 +489,29 @@ func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 		}
 		p.rawLogFile = f
 	}
+	if p.diffOut != "" {
+		f, err := openPrivate("--diff-out", p.diffOut)
+		if err != nil {
+			if p.rawLogFile != nil {
+				p.rawLogFile.Close()
+				p.rawLogFile = nil
+			}
+			return err
+		}
+		p.diffOutFile = f
+	}
 	if p.prompt == promptArgs {
 		return nil
 	}
 	prompt, err := p.readPrompt(ctx, stdin)
 	var stop stopBeforeStart
-	if err != nil && !errors.As(err, &stop) && p.rawLogFile != nil {
-		p.rawLogFile.Close()
-		p.rawLogFile = nil
+	if err != nil && !errors.As(err, &stop) {
+		for _, f := range []**os.File{&p.rawLogFile, &p.diffOutFile} {
+			if *f != nil {
+				(*f).Close()
+				*f = nil
+			}
+		}
 	}
 	p.req.Prompt = prompt
 	return err

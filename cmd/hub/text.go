@@ -65,6 +65,19 @@ func (p *textPrinter) print(ev events.Event) error {
 			code = fmt.Sprintf(" exit %d", *b.ExitCode)
 		}
 		fmt.Fprintf(p.info, "← %s %s%s (%d bytes)\n", b.Name, b.Status, code, b.OutputBytes)
+	case events.FileChanged:
+		if p.wroteAnswer && !p.endsWithNL && !p.structured {
+			fmt.Fprintln(p.out) // the path goes on a line of its own
+			p.endsWithNL = true
+		}
+		what := string(b.Change)
+		if b.OldPath != nil {
+			what += " from " + shown(*b.OldPath)
+		}
+		if b.Protected != "" {
+			what += " — refused: " + b.Protected
+		}
+		fmt.Fprintf(p.info, "± %s %s\n", shown(b.Path), what)
 	case events.Notice:
 		switch b.Kind {
 		case events.NoticeUnknownEvent:
@@ -96,6 +109,18 @@ func (p *textPrinter) summary(b events.RunFinished) {
 	stats := fmt.Sprintf("%d tokens (%d in, %d out, %d cache read, %d cache write) · %s · %d turns · %d tool calls · %s",
 		b.Usage.Sum(), b.Usage.Input, b.Usage.Output, b.Usage.CacheRead, b.Usage.CacheWrite,
 		cost, b.Turns, b.ToolCalls, (time.Duration(b.DurationMS) * time.Millisecond).String())
+	if b.DiffBytes != nil {
+		switch {
+		case *b.DiffBytes == 0:
+			stats += " · no change"
+		case b.Applied != nil && *b.Applied:
+			stats += fmt.Sprintf(" · change applied (%d bytes of diff)", *b.DiffBytes)
+		case b.Applied != nil:
+			stats += fmt.Sprintf(" · change not applied (%d bytes of diff)", *b.DiffBytes)
+		default:
+			stats += fmt.Sprintf(" · change not applied (%d bytes of diff; --apply applies it)", *b.DiffBytes)
+		}
+	}
 	if b.OK {
 		fmt.Fprintf(p.info, "── ok · %s\n", stats)
 		return
