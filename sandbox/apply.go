@@ -90,6 +90,10 @@ func Apply(ctx context.Context, root string, diff []byte, o ApplyOptions) ([]App
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadDiff, err)
 	}
+	if len(files) == 0 && len(bytes.TrimSpace(diff)) > 0 {
+		// Text that is no diff at all is a mistake, not an empty change.
+		return nil, fmt.Errorf("%w: it holds no file's change", ErrBadDiff)
+	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)

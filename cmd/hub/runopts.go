@@ -227,10 +227,12 @@ func (o runOptions) plan() (runPlan, error) {
 		Auth:       auth,
 		// The flag's 0 is no repair; the request's 0 is the default.
 		SchemaRetries: cmp.Or(o.SchemaRetries, -1),
-		Sandbox:       mode,
 		Protect:       o.Protect,
 		Apply:         o.Apply,
 		KeepSandbox:   o.KeepSandbox,
+	}
+	if mode != sandbox.None {
+		p.req.Sandbox = mode
 	}
 	switch p.prompt {
 	case promptArgs:

@@ -30,6 +30,7 @@ func defaultOptions() runOptions {
 		Permission:    "read-only",
 		Auth:          "inherit",
 		SchemaRetries: adapters.DefaultSchemaRetries,
+		Sandbox:       "none",
 		Args:          []string{"hi"},
 	}
 }
