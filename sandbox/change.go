@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -86,6 +87,9 @@ type current struct {
 // every file whose change time moved; cancelling ctx stops it. It changes
 // nothing on the disk.
 func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
+	if !s.same() {
+		return nil, ErrReplaced
+	}
 	cur, err := s.list(ctx)
 	if err != nil {
 		return nil, err
@@ -104,7 +108,11 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 			deleted = append(deleted, rel)
 			continue
 		}
-		if stampOf(c.fi) == e.st {
+		// An untouched file keeps its stamp. One stamped within a second
+		// of the snapshot's end is read all the same: the kernel's file
+		// clock is coarse (a tick of a few ms), so a write in the same tick
+		// as the copy would leave the stamp as it was (git's "racy" files).
+		if stampOf(c.fi) == e.st && e.st.ctime < s.racy.Add(-time.Second).UnixNano() {
 			continue
 		}
 		id, err := s.idOf(rel, c)
@@ -299,16 +307,21 @@ func (s *Sandbox) list(ctx context.Context) (map[string]current, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, rel := range zsplit(out) {
+		paths := zsplit(out)
+		for rel := range s.snap {
+			paths = append(paths, rel)
+		}
+		for _, rel := range paths {
+			if _, ok := cur[rel]; ok {
+				continue
+			}
+			// A path below a link the agent put in place of a directory
+			// is not in the sandbox: the link is (and is judged as one).
+			if link, below := s.throughLink(rel); below {
+				rel = link
+			}
 			if err := add(rel); err != nil {
 				return nil, err
-			}
-		}
-		for rel := range s.snap {
-			if _, ok := cur[rel]; !ok {
-				if err := add(rel); err != nil {
-					return nil, err
-				}
 			}
 		}
 		if err := add(".git"); err != nil {

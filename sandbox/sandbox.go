@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -96,6 +97,8 @@ type Sandbox struct {
 	protect []string
 	skip    map[string]bool // copy: ignored paths (dirs end in /) left out of the snapshot
 	gitMeta map[string]string
+	dirID   stamp     // Dir's own inode, to tell it was not replaced
+	racy    time.Time // when the snapshot was done: a file stamped near it is read, not trusted
 	removed bool
 }
 
@@ -165,7 +168,27 @@ func Open(ctx context.Context, cwd string, o Options) (sb *Sandbox, err error) {
 		return nil, err
 	}
 	s.Workdir = filepath.Join(s.Dir, filepath.FromSlash(s.prefix))
+	fi, err := os.Lstat(s.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	s.dirID = stampOf(fi)
+	s.racy = time.Now()
 	return s, nil
+}
+
+// ErrReplaced is a sandbox whose directory is no longer the one Open made
+// (the agent moved it away, or put a link in its place).
+var ErrReplaced = errors.New("sandbox: the sandbox's directory was replaced during the run")
+
+// same reports whether Dir is still the directory Open made.
+func (s *Sandbox) same() bool {
+	fi, err := os.Lstat(s.Dir)
+	if err != nil || !fi.IsDir() {
+		return false
+	}
+	st := stampOf(fi)
+	return st.dev == s.dirID.dev && st.ino == s.dirID.ino
 }
 
 // Remove removes the sandbox: its git worktree (worktree mode) and every
@@ -176,7 +199,7 @@ func (s *Sandbox) Remove() error {
 	}
 	s.removed = true
 	var errs []error
-	if s.Mode == Worktree && s.repo != nil && s.Dir != "" {
+	if s.Mode == Worktree && s.repo != nil && s.Dir != "" && s.same() {
 		ctx := context.Background()
 		// --force twice removes a worktree the agent locked too.
 		_, werr := s.repo.git(ctx, "worktree", "remove", "--force", "--force", s.Dir)
