@@ -21,8 +21,16 @@
 //     the run ended, from a record of what stopped it, the decoder's outcome
 //     and the exit record (SPEC §4).
 //
-// The final-answer resume after --max-tool-steps (finalize.go) is a second
-// attempt on the same stream, judged by the same verdict.
+// The final-answer resume after --max-tool-steps (finalize.go) and the
+// repair of an answer that does not match --schema (structured.go) are
+// further attempts on the same stream, judged by the same verdict.
+//
+// A sandboxed run (Request.Sandbox, sandbox.go, package sandbox) is moved
+// into a copy or git worktree of its directory once the agent is found,
+// before its command is built, so every attempt works there; once the
+// last attempt is over, the sandbox step reports the change (file.changed,
+// run.finished.diff), refuses protected paths, applies the change when
+// Request.Apply asks (after WithApprove) and removes the sandbox.
 //
 // Before anything starts, the run's grant is decided (SPEC §6.1):
 // Request.Permission against the agent's Info.Grants (a level it cannot be
@@ -33,7 +41,7 @@
 //
 // Request is the task (agent, prompt, model, cwd, limits); Options are the
 // runner's knobs (run id, clock, orphan reaping, force kill, raw log,
-// guards). The agents themselves live in subpackages (adapters/opencode, …),
+// guards, confirm and approve callbacks, the whole diff). The agents themselves live in subpackages (adapters/opencode, …),
 // each registering itself; import adapters/all to get every one.
 //
 // It does not decode any agent's format (normalize/<agent> does) nor keep

@@ -23,6 +23,7 @@ type options struct {
 	confirm Confirm
 	approve Approve
 	diffOut func([]byte)
+	tempDir string
 }
 
 func newOptions(opts []Option) options {
@@ -106,3 +107,8 @@ func WithApprove(a Approve) Option { return func(o *options) { o.approve = a } }
 // read. The CLI's --diff-out writes it to a file. The diff is not redacted:
 // it is the change itself, credentials the agent wrote into files included.
 func WithDiff(f func(diff []byte)) Option { return func(o *options) { o.diffOut = f } }
+
+// WithTempDir makes a sandboxed run's sandbox in dir instead of
+// os.TempDir() ($TMPDIR): a file system with reflinks (btrfs, XFS) makes
+// --sandbox copy nearly free.
+func WithTempDir(dir string) Option { return func(o *options) { o.tempDir = dir } }

@@ -76,7 +76,7 @@ func (r *runner) openSandbox(ctx context.Context) (err, cause error) {
 		sctx, cancel = context.WithDeadlineCause(ctx, r.began.Add(t), ErrWallTimeout)
 		defer cancel()
 	}
-	sb, err := sandbox.Open(sctx, r.cwd(), sandbox.Options{Mode: mode, Protect: r.req.Protect})
+	sb, err := sandbox.Open(sctx, r.cwd(), sandbox.Options{Mode: mode, Protect: r.req.Protect, TempDir: r.opt.tempDir})
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:

@@ -518,3 +518,38 @@ func TestSandboxKeep(t *testing.T) {
 		t.Errorf("kept sandbox's k.txt = %q, %v", b, err)
 	}
 }
+
+// TestSandboxStaleSwept: a sandbox left by a hub that was killed (SIGKILL:
+// no chance to clean up) is removed by the next sandboxed run.
+func TestSandboxStaleSwept(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	// A process that made a sandbox, then died without removing it.
+	cmd := exec.Command("sh", "-c", "exit 0")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.ProcessState.Pid()
+	stale := filepath.Join(tmp, "hub-sandbox-stale")
+	live := filepath.Join(tmp, "hub-sandbox-live")
+	for dir, owner := range map[string]string{stale: fmt.Sprintf("%d 1 -", dead), live: fmt.Sprintf("%d ? -", os.Getpid())} {
+		if err := os.MkdirAll(filepath.Join(dir, "proj"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".hub-owner"), []byte(owner), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := sandboxTree(t)
+	r := sandboxRun(t, context.Background(), root, nil, nil, nil, adapters.WithTempDir(tmp))
+	wantBin(t, r.fin, "", "")
+	if dir := r.sandboxDir(t); !strings.HasPrefix(dir, tmp+"/") {
+		t.Errorf("the sandbox was made in %s, want below %s (WithTempDir)", dir, tmp)
+	}
+	if _, err := os.Lstat(stale); err == nil {
+		t.Errorf("the stale sandbox %s is still there", stale)
+	}
+	if _, err := os.Lstat(live); err != nil {
+		t.Errorf("a live hub's sandbox was removed: %v", err)
+	}
+}

@@ -75,8 +75,9 @@ type op struct {
 // preimage (its blob id, when the index line has a full one, else its
 // hunks must apply exactly) and a path to add must not exist
 // (*ConflictError). Then it writes each new content to a temporary beside
-// its target and renames them all into place; a failure on the way puts
-// back what was moved. File modes are kept: a changed file keeps its
+// its target (or in the deepest of its directories that is there), moves
+// the old files aside and renames the temporaries into place; a failure
+// on the way puts back what was moved. File modes are kept: a changed file keeps its
 // permission bits, with the executable bit as the diff says. Cancelling
 // ctx before the writes start stops it; once they start they finish.
 func Apply(ctx context.Context, root string, diff []byte, o ApplyOptions) ([]Applied, error) {
@@ -94,6 +95,12 @@ func Apply(ctx context.Context, root string, diff []byte, o ApplyOptions) ([]App
 		// Text that is no diff at all is a mistake, not an empty change.
 		return nil, fmt.Errorf("%w: it holds no file's change", ErrBadDiff)
 	}
+	for _, f := range files {
+		if f.IsBinary && f.BinaryFragment == nil {
+			// "Binary files a/x and b/x differ": git diff without --binary.
+			return nil, fmt.Errorf("%w: the binary change of %s has no content (git diff --binary writes it)", ErrBadDiff, f.NewName)
+		}
+	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -106,6 +113,9 @@ func Apply(ctx context.Context, root string, diff []byte, o ApplyOptions) ([]App
 	for _, f := range files {
 		o := &op{f: f}
 		names := []string{f.OldName, f.NewName}
+		if f.OldName == f.NewName {
+			names = names[:1]
+		}
 		for _, n := range names {
 			if n == "" {
 				continue
@@ -141,14 +151,21 @@ func Apply(ctx context.Context, root string, diff []byte, o ApplyOptions) ([]App
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
+	leaving := map[string]bool{} // the paths the diff deletes or renames
 	for _, o := range ops {
-		if msg := o.prepare(r, touched); msg != "" {
-			conflicts = append(conflicts, msg)
+		if o.kind == Deleted || o.kind == Renamed {
+			leaving[o.f.OldName] = true
 		}
 	}
 	for _, o := range ops {
+		if msg := o.prepare(r, touched, leaving); msg != "" {
+			conflicts = append(conflicts, msg)
+		}
+	}
+	after := afterDiff(r, ops)
+	for _, o := range ops {
 		if o.kind != Deleted && o.mode&fs.ModeSymlink != 0 {
-			if why := linkEscapes(o.f.NewName, string(o.content)); why != "" {
+			if why := linkOutside(o.f.NewName, string(o.content), after); why != "" {
 				protected = append(protected, o.f.NewName+": "+why)
 			}
 		}
@@ -199,20 +216,38 @@ func belowLink(r *os.Root, n string) string {
 	return ""
 }
 
-// linkEscapes says why a link at n to target resolves outside the root.
-func linkEscapes(n, target string) string {
-	if path.IsAbs(target) {
-		return "a symbolic link to an absolute path (" + target + ")"
+// afterDiff reports, as linkOutside asks, the links of the tree in r as
+// the ops will leave it: the diff's new links and the tree's own links
+// the diff leaves in place, so that links the diff adds together, or with
+// the tree's, are followed as the kernel will follow them.
+func afterDiff(r *os.Root, ops []*op) func(string) (string, bool) {
+	gone := map[string]bool{}
+	next := map[string]*op{}
+	for _, o := range ops {
+		if o.kind == Deleted || o.kind == Renamed {
+			gone[o.f.OldName] = true
+		}
 	}
-	if j := path.Join(path.Dir(n), target); j == ".." || strings.HasPrefix(j, "../") {
-		return "a symbolic link that points outside the root (" + target + ")"
+	for _, o := range ops {
+		if o.kind != Deleted {
+			next[o.f.NewName] = o
+		}
 	}
-	return ""
+	return func(p string) (string, bool) {
+		if o, ok := next[p]; ok {
+			return string(o.content), o.mode&fs.ModeSymlink != 0
+		}
+		if gone[p] {
+			return "", false
+		}
+		t, err := r.Readlink(p)
+		return t, err == nil
+	}
 }
 
 // prepare checks o's paths in r against the diff's preimage and computes
 // its new content; it returns what is wrong, or "".
-func (o *op) prepare(r *os.Root, touched map[string]bool) string {
+func (o *op) prepare(r *os.Root, touched, leaving map[string]bool) string {
 	f := o.f
 	for _, n := range []string{f.OldName, f.NewName} {
 		if n != "" && touched[n] && !(o.kind == Added && touched[n] && f.OldName == "") {
@@ -220,6 +255,7 @@ func (o *op) prepare(r *os.Root, touched map[string]bool) string {
 		}
 	}
 	var old []byte
+	var oldMode gitMode
 	if o.kind != Added {
 		fi, err := r.Lstat(f.OldName)
 		if err != nil {
@@ -229,6 +265,7 @@ func (o *op) prepare(r *os.Root, touched map[string]bool) string {
 		if !ok {
 			return f.OldName + ": not a file"
 		}
+		oldMode = m
 		if f.OldMode != 0 && os.FileMode(m) != f.OldMode {
 			return fmt.Sprintf("%s: its mode is %o, the diff expects %o", f.OldName, m, f.OldMode)
 		}
@@ -256,7 +293,8 @@ func (o *op) prepare(r *os.Root, touched map[string]bool) string {
 		return ""
 	}
 	if o.kind == Added || o.kind == Renamed {
-		if _, err := r.Lstat(f.NewName); err == nil && !touched[f.NewName] {
+		// A directory the diff empties may give way to the new file.
+		if fi, err := r.Lstat(f.NewName); err == nil && !touched[f.NewName] && !(fi.IsDir() && leavesBelow(leaving, f.NewName)) {
 			return f.NewName + ": already there"
 		}
 		touched[f.NewName] = true
@@ -272,12 +310,15 @@ func (o *op) prepare(r *os.Root, touched map[string]bool) string {
 		return f.NewName + ": " + err.Error()
 	}
 	o.content = out.Bytes()
-	if id := f.NewOIDPrefix; len(id) == 40 && id != zeroID && blobID(o.content) != id {
+	if id := f.NewOIDPrefix; strings.Trim(id, "0") != "" && !strings.HasPrefix(blobID(o.content), id) {
 		return f.NewName + ": the diff's result does not have the id its index line names"
 	}
 	newMode := gitMode(f.NewMode)
 	if newMode == 0 {
 		newMode = gitMode(f.OldMode)
+	}
+	if newMode == 0 && oldMode == modeLink {
+		newMode = modeLink // a diff silent on modes (an exact rename) keeps a link a link
 	}
 	switch {
 	case newMode == modeLink:
@@ -295,78 +336,114 @@ func (o *op) prepare(r *os.Root, touched map[string]bool) string {
 	return ""
 }
 
-// write carries out the checked ops: every content to a temporary first,
-// then the old files moved aside and the temporaries renamed into place;
-// on a failure what was moved is put back and the temporaries removed.
+// leavesBelow reports whether a path of leaving is below dir.
+func leavesBelow(leaving map[string]bool, dir string) bool {
+	for p := range leaving {
+		if strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// write carries out the checked ops: every content to a temporary first
+// (in the deepest directory of its target that is there), then every old
+// file moved aside, then each new file renamed into place, making its
+// directories (or removing the emptied directory it replaces) first; on a
+// failure all of it is undone, in reverse, and the temporaries removed.
 func write(r *os.Root, ops []*op) (applied []Applied, err error) {
-	var made []string // directories made, deepest last
+	replaced := map[string]bool{} // the new paths: a directory there gives way
+	for _, o := range ops {
+		if o.kind != Deleted {
+			replaced[o.f.NewName] = true
+		}
+	}
+	var (
+		moved   []*op     // old files moved aside
+		emptied []dirPerm // emptied directories removed, deepest first
+		made    []string  // directories made, deepest last
+		placed  []string  // new files in place
+	)
 	defer func() {
 		if err == nil {
 			return
 		}
-		for i := len(ops) - 1; i >= 0; i-- {
-			o := ops[i]
-			if o.tmp != "" {
-				_ = r.Remove(o.tmp)
-			}
+		for i := len(placed) - 1; i >= 0; i-- {
+			_ = r.Remove(placed[i])
 		}
 		for i := len(made) - 1; i >= 0; i-- {
 			_ = r.Remove(made[i])
+		}
+		for i := len(emptied) - 1; i >= 0; i-- {
+			_ = r.Mkdir(emptied[i].name, 0o700)
+			_ = r.Chmod(emptied[i].name, emptied[i].perm)
+		}
+		for i := len(moved) - 1; i >= 0; i-- {
+			_ = r.Rename(moved[i].backup, moved[i].f.OldName)
+		}
+		for _, o := range ops {
+			if o.tmp != "" {
+				_ = r.Remove(o.tmp)
+			}
 		}
 	}()
 	for _, o := range ops {
 		if o.kind == Deleted {
 			continue
 		}
-		dir := path.Dir(o.f.NewName)
-		if dir != "." {
+		tmp := tempIn(existingDir(r, o.f.NewName), o.f.NewName)
+		if o.mode&fs.ModeSymlink != 0 {
+			err = r.Symlink(string(o.content), tmp)
+		} else {
+			err = writeFile(r, tmp, o.content, o.mode)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: applying %s: %w", o.f.NewName, err)
+		}
+		o.tmp = tmp
+	}
+	for _, o := range ops {
+		if o.kind == Added {
+			continue
+		}
+		// Beside the old file, or beside the topmost of its directories
+		// that a new file replaces (that directory must empty).
+		dir := path.Dir(o.f.OldName)
+		for d := dir; d != "."; d = path.Dir(d) {
+			if replaced[d] {
+				dir = path.Dir(d)
+			}
+		}
+		backup := tempIn(dir, o.f.OldName)
+		if err := r.Rename(o.f.OldName, backup); err != nil {
+			return nil, fmt.Errorf("sandbox: applying %s: %w", o.f.OldName, err)
+		}
+		o.backup = backup
+		moved = append(moved, o)
+	}
+	for _, o := range ops {
+		if o.kind == Deleted {
+			continue
+		}
+		if fi, lerr := r.Lstat(o.f.NewName); lerr == nil && fi.IsDir() {
+			ds, err := removeEmptyTree(r, o.f.NewName)
+			emptied = append(emptied, ds...)
+			if err != nil {
+				return nil, fmt.Errorf("sandbox: applying %s: %w", o.f.NewName, err)
+			}
+		}
+		if dir := path.Dir(o.f.NewName); dir != "." {
 			ds, err := mkdirs(r, dir)
 			made = append(made, ds...)
 			if err != nil {
 				return nil, fmt.Errorf("sandbox: applying %s: %w", o.f.NewName, err)
 			}
 		}
-		o.tmp = tempName(o.f.NewName)
-		if o.mode&fs.ModeSymlink != 0 {
-			err = r.Symlink(string(o.content), o.tmp)
-		} else {
-			err = writeFile(r, o.tmp, o.content, o.mode)
-		}
-		if err != nil {
-			o.tmp = ""
+		if err := r.Rename(o.tmp, o.f.NewName); err != nil {
 			return nil, fmt.Errorf("sandbox: applying %s: %w", o.f.NewName, err)
 		}
-	}
-	// The moves: each old file aside, then the new one in.
-	var moved []*op
-	undo := func() {
-		for i := len(moved) - 1; i >= 0; i-- {
-			o := moved[i]
-			if o.kind != Deleted && o.tmp == "" { // in place: take it out
-				_ = r.Remove(o.f.NewName)
-			}
-			if o.backup != "" {
-				_ = r.Rename(o.backup, o.f.OldName)
-			}
-		}
-	}
-	for _, o := range ops {
-		if o.kind != Added {
-			o.backup = tempName(o.f.OldName)
-			if err := r.Rename(o.f.OldName, o.backup); err != nil {
-				o.backup = ""
-				undo()
-				return nil, fmt.Errorf("sandbox: applying %s: %w", o.f.OldName, err)
-			}
-		}
-		moved = append(moved, o)
-		if o.kind != Deleted {
-			if err := r.Rename(o.tmp, o.f.NewName); err != nil {
-				undo()
-				return nil, fmt.Errorf("sandbox: applying %s: %w", o.f.NewName, err)
-			}
-			o.tmp = ""
-		}
+		o.tmp = ""
+		placed = append(placed, o.f.NewName)
 	}
 	for _, o := range ops {
 		if o.backup != "" {
@@ -387,6 +464,61 @@ func write(r *os.Root, ops []*op) (applied []Applied, err error) {
 		applied = append(applied, a)
 	}
 	return applied, nil
+}
+
+// dirPerm is a directory and its permissions.
+type dirPerm struct {
+	name string
+	perm fs.FileMode
+}
+
+// existingDir returns the deepest parent of name that is a directory of
+// the tree in r ("." at least).
+func existingDir(r *os.Root, name string) string {
+	dir := "."
+	parts := strings.Split(name, "/")
+	for i := 1; i < len(parts); i++ {
+		p := strings.Join(parts[:i], "/")
+		if fi, err := r.Lstat(p); err != nil || !fi.IsDir() {
+			break
+		}
+		dir = p
+	}
+	return dir
+}
+
+// removeEmptyTree removes the directory name, which must hold nothing but
+// empty directories, and returns the directories it removed, deepest
+// first.
+func removeEmptyTree(r *os.Root, name string) ([]dirPerm, error) {
+	fi, err := r.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	var removed []dirPerm
+	for _, e := range ents {
+		if !e.IsDir() {
+			return removed, fmt.Errorf("%s is a directory that holds %s", name, e.Name())
+		}
+		ds, err := removeEmptyTree(r, path.Join(name, e.Name()))
+		removed = append(removed, ds...)
+		if err != nil {
+			return removed, err
+		}
+	}
+	if err := r.Remove(name); err != nil {
+		return removed, err
+	}
+	return append(removed, dirPerm{name, fi.Mode().Perm()}), nil
 }
 
 // mkdirs makes the missing directories of dir in r and returns them.
@@ -414,6 +546,9 @@ func mkdirs(r *os.Root, dir string) ([]string, error) {
 // empty, as git apply does.
 func removeEmptyParents(r *os.Root, name string) {
 	for d := path.Dir(name); d != "." && d != "/"; d = path.Dir(d) {
+		if fi, err := r.Lstat(d); err != nil || !fi.IsDir() {
+			return // a file the diff put in the directory's place
+		}
 		if err := r.Remove(d); err != nil { // fails unless empty
 			return
 		}
@@ -440,9 +575,9 @@ func writeFile(r *os.Root, name string, content []byte, perm os.FileMode) error 
 	return f.Close()
 }
 
-// tempName is a new name beside name for a temporary.
-func tempName(name string) string {
+// tempIn is a new name in the directory dir for a temporary of name.
+func tempIn(dir, name string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return path.Join(path.Dir(name), ".hub-apply-"+hex.EncodeToString(b[:])+"-"+path.Base(name))
+	return path.Join(dir, ".hub-apply-"+hex.EncodeToString(b[:])+"-"+path.Base(name))
 }

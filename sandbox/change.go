@@ -1,15 +1,18 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -66,11 +69,17 @@ func (s *Sandbox) protectedBy(rel string) string {
 		return "in .git (always protected)"
 	}
 	for _, g := range s.protect {
-		if ok, _ := doublestar.Match(g, rel); ok {
+		pat := strings.TrimSuffix(g, "/")
+		if !strings.Contains(pat, "/") {
+			// As in .gitignore, a glob with no slash matches a name at
+			// any depth: *.pem protects dir/id.pem too.
+			pat = "**/" + pat
+		}
+		if ok, _ := doublestar.Match(pat, rel); ok {
 			return "matches --protect " + g
 		}
 		// A glob of a directory protects what is below it.
-		if ok, _ := doublestar.Match(strings.TrimSuffix(g, "/")+"/**", rel); ok {
+		if ok, _ := doublestar.Match(pat+"/**", rel); ok {
 			return "matches --protect " + g
 		}
 	}
@@ -150,6 +159,9 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 	// rename (git's exact renames).
 	byID := map[string][]string{}
 	for _, d := range deleted {
+		if _, still := cur[d]; still {
+			continue // a type change: the path is still there, as git's diff has it
+		}
 		if e := s.snap[d]; e.base != baseNone {
 			k := e.oid + fmt.Sprint(e.mode == modeLink)
 			byID[k] = append(byID[k], d)
@@ -159,7 +171,8 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 	renamedFrom := map[string]bool{}
 	for _, a := range added {
 		k := ids[a] + fmt.Sprint(cur[a].mode == modeLink)
-		if ds := byID[k]; len(ds) > 0 && ds[0] != a {
+		_, typeChange := s.snap[a] // neither a rename's source nor its target, as in git's diff
+		if ds := byID[k]; len(ds) > 0 && !typeChange {
 			byID[k] = ds[1:]
 			renamedFrom[ds[0]] = true
 			files = append(files, File{Path: a, OldPath: ds[0], Kind: Renamed})
@@ -190,6 +203,7 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 		}
 	}
 	if s.Mode == Worktree {
+		restoreGitCaches(s.commonDir, s.gitCaches)
 		meta, err := s.readGitMeta(ctx)
 		if err != nil {
 			return nil, err
@@ -237,30 +251,65 @@ func (s *Sandbox) escapes(rel string, c current, inodes map[[2]uint64]uint64) st
 		}
 		return ""
 	}
-	at := rel
-	for hops := 0; hops < 40; hops++ {
-		target, err := os.Readlink(filepath.Join(s.Dir, filepath.FromSlash(at)))
-		if err != nil {
-			return "" // no longer a link: it stays inside
-		}
-		if path.IsAbs(filepath.ToSlash(target)) {
-			return "a symbolic link to an absolute path (" + target + ")"
-		}
-		next := path.Join(path.Dir(at), filepath.ToSlash(target))
-		if next == ".." || strings.HasPrefix(next, "../") {
-			return "a symbolic link that points outside the root (" + target + ")"
-		}
-		// A target below a link of the sandbox resolves through it.
-		if inner, ok := s.throughLink(next); ok {
-			next = inner
-		}
-		fi, err := os.Lstat(filepath.Join(s.Dir, filepath.FromSlash(next)))
-		if err != nil || fi.Mode().Type() != fs.ModeSymlink {
-			return ""
-		}
-		at = next
+	target, err := os.Readlink(filepath.Join(s.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return "" // no longer a link: it stays inside
 	}
-	return "a chain of symbolic links too long to follow"
+	return linkOutside(rel, filepath.ToSlash(target), func(p string) (string, bool) {
+		t, err := os.Readlink(filepath.Join(s.Dir, filepath.FromSlash(p)))
+		return filepath.ToSlash(t), err == nil
+	})
+}
+
+// linkOutside says why a link at the slash path at, relative to a root,
+// with target resolves outside the root, or "". The target is resolved
+// as the kernel would, one name at a time from the link's directory,
+// following each link on the way (link reports a path's target, and
+// whether it is a link): a "..", once a link has been followed, goes up
+// from where that link leads, which no lexical cleaning of the target
+// sees ("self/.." with self a link to "." is the root's parent).
+func linkOutside(at, target string, link func(rel string) (string, bool)) string {
+	if path.IsAbs(target) {
+		return "a symbolic link to an absolute path (" + target + ")"
+	}
+	var dir []string // where the resolution is, below the root
+	if d := path.Dir(at); d != "." {
+		dir = strings.Split(d, "/")
+	}
+	todo := strings.Split(target, "/")
+	via := "" // the last link followed
+	for hops := 0; len(todo) > 0; {
+		name := todo[0]
+		todo = todo[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			if len(dir) == 0 {
+				if via == "" {
+					return "a symbolic link that points outside the root (" + target + ")"
+				}
+				return "a symbolic link that resolves outside the root through the link " + via + " (" + target + ")"
+			}
+			dir = dir[:len(dir)-1]
+			continue
+		}
+		p := path.Join(strings.Join(dir, "/"), name)
+		t, ok := link(p)
+		if !ok {
+			dir = append(dir, name)
+			continue
+		}
+		if hops++; hops > 40 {
+			return "a chain of symbolic links too long to follow"
+		}
+		if path.IsAbs(t) {
+			return "a symbolic link that resolves to an absolute path through the link " + p + " (" + t + ")"
+		}
+		via = p
+		todo = append(strings.Split(t, "/"), todo...)
+	}
+	return ""
 }
 
 // throughLink returns the first parent of rel (a clean slash path) that is
@@ -290,7 +339,7 @@ func (s *Sandbox) list(ctx context.Context) (map[string]current, error) {
 	cur := map[string]current{}
 	add := func(rel string) error {
 		fi, err := os.Lstat(filepath.Join(s.Dir, filepath.FromSlash(rel)))
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) { // (a parent made a file)
 			return nil
 		}
 		if err != nil {
@@ -403,19 +452,113 @@ func (s *Sandbox) readGitMeta(ctx context.Context) (map[string]string, error) {
 		return nil, err
 	}
 	dir := strings.TrimSpace(string(common))
-	for _, name := range []string{"config", "info/exclude", "info/attributes"} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-			m[".git/"+name] = blobID(b)
+	s.commonDir = dir
+	// Every file at the top of the git directory (config, description,
+	// what a tool caches there) but git's own bookkeeping, and every file
+	// of hooks/ and info/.
+	top, _ := os.ReadDir(dir)
+	for _, e := range top {
+		if e.Type().IsRegular() && !gitOwn(e.Name()) {
+			m[".git/"+e.Name()] = fileSum(filepath.Join(dir, e.Name()))
 		}
 	}
-	hooks, _ := os.ReadDir(filepath.Join(dir, "hooks"))
-	for _, h := range hooks {
-		if b, err := os.ReadFile(filepath.Join(dir, "hooks", h.Name())); err == nil {
-			m[".git/hooks/"+h.Name()] = blobID(b)
-		}
+	for _, sub := range []string{"hooks", "info"} {
+		_ = filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				rel, _ := filepath.Rel(dir, p)
+				m[".git/"+filepath.ToSlash(rel)] = fileSum(p)
+			}
+			return nil
+		})
 	}
 	return m, nil
 }
+
+// gitOwn reports whether name, a file at the top of a git directory, is
+// git's own bookkeeping that any git command (the agent's git status, or
+// the user's in the original) rewrites: no change of the user's.
+func gitOwn(name string) bool {
+	switch name {
+	case "index", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE",
+		"CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG", "packed-refs", "HEAD", "shallow", "gc.log", "gc.pid", "sharedindex":
+		return true
+	}
+	return strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "sharedindex.")
+}
+
+// fileSum is the blob id of the file at p (of its first MiB and its size,
+// for a larger one), or "" when it cannot be read.
+func fileSum(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return ""
+	}
+	fi, _ := f.Stat()
+	if fi != nil && fi.Size() > int64(len(b)) {
+		return fmt.Sprintf("%s+%d", blobID(b), fi.Size())
+	}
+	return blobID(b)
+}
+
+// agentGitCaches are files that agent CLIs write into the repository's git
+// directory whatever they are asked to do; in worktree mode that is the
+// original's, shared with the sandbox, so hub puts each back as it was
+// after the run. OpenCode caches its project id (the root commit) in
+// .git/opencode (packages/opencode/src/project: resolveDirectory), seen
+// with 1.18.33.
+var agentGitCaches = []string{"opencode"}
+
+// gitCache is one of agentGitCaches as it was before the run.
+type gitCache struct {
+	name    string
+	content []byte
+	mode    fs.FileMode
+	existed bool
+}
+
+// saveGitCaches records agentGitCaches in the common git directory dir.
+func saveGitCaches(dir string) []gitCache {
+	var saved []gitCache
+	for _, name := range agentGitCaches {
+		c := gitCache{name: name}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			if b, err := os.ReadFile(p); err == nil {
+				c.content, c.mode, c.existed = b, fi.Mode().Perm(), true
+			}
+		} else if err == nil {
+			continue // not a regular file: not the cache, and not hub's to touch
+		}
+		saved = append(saved, c)
+	}
+	return saved
+}
+
+// restoreGitCaches puts the files saveGitCaches recorded back as they were.
+func restoreGitCaches(dir string, saved []gitCache) {
+	for _, c := range saved {
+		p := filepath.Join(dir, c.name)
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil && !c.existed:
+		case err == nil && !c.existed && fi.Mode().IsRegular():
+			_ = os.Remove(p)
+		case c.existed:
+			if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, c.content) {
+				_ = os.WriteFile(p, c.content, c.mode)
+			}
+		}
+	}
+}
+
+// sharedWhy is why a change to the git directory a worktree shares is
+// refused.
+const sharedWhy = "in .git (always protected): the worktree shares the repository's refs, config and hooks (if it was you, in the original, while the agent ran: run again)"
 
 // metaChanges are the protected changes between two readGitMeta maps.
 func metaChanges(before, after map[string]string) []File {
@@ -423,14 +566,14 @@ func metaChanges(before, after map[string]string) []File {
 	for k, v := range after {
 		switch old, ok := before[k]; {
 		case !ok:
-			files = append(files, File{Path: k, Kind: Added, Bytes: int64(len(v)), Protected: "in .git (always protected): the worktree shares the repository's refs, config and hooks"})
+			files = append(files, File{Path: k, Kind: Added, Bytes: int64(len(v)), Protected: sharedWhy})
 		case old != v:
-			files = append(files, File{Path: k, Kind: Modified, Bytes: int64(len(v)), Protected: "in .git (always protected): the worktree shares the repository's refs, config and hooks"})
+			files = append(files, File{Path: k, Kind: Modified, Bytes: int64(len(v)), Protected: sharedWhy})
 		}
 	}
 	for k := range before {
 		if _, ok := after[k]; !ok {
-			files = append(files, File{Path: k, Kind: Deleted, Bytes: -1, Protected: "in .git (always protected): the worktree shares the repository's refs, config and hooks"})
+			files = append(files, File{Path: k, Kind: Deleted, Bytes: -1, Protected: sharedWhy})
 		}
 	}
 	return files

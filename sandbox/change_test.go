@@ -154,6 +154,11 @@ func TestChanges(t *testing.T) {
 			rename(t, dir, "a.txt", "moved.txt")
 			symlink(t, dir, "a.txt", "b.txt")
 		}, want: []sandbox.File{f("a.txt", D), f("a.txt", A), f("moved.txt", A)}},
+		{name: "file to link with a deleted link's target", act: func(t *testing.T, dir string) {
+			remove(t, dir, "link.txt") // -> a.txt
+			remove(t, dir, "b.txt")
+			symlink(t, dir, "b.txt", "a.txt")
+		}, want: []sandbox.File{f("b.txt", D), f("b.txt", A), f("link.txt", D)}},
 		{name: "link retargeted", act: func(t *testing.T, dir string) {
 			remove(t, dir, "link.txt")
 			symlink(t, dir, "link.txt", "b.txt")
@@ -227,23 +232,25 @@ func TestChanges(t *testing.T) {
 			writeFile(t, dir, "node_modules/new/index.js", "new\n", 0o644)
 			writeFile(t, dir, "new.o", "object\n", 0o644)
 			writeFile(t, dir, "dir/x.o", "object\n", 0o644)
+			writeFile(t, dir, "dir/node_modules/pkg/x.js", "a new ignored directory\n", 0o644)
 			os.Remove(filepath.Join(dir, "old.o"))
 		}},
 		{name: "no ignore rules outside a repository", modes: []string{plainCopy}, act: func(t *testing.T, dir string) {
 			writeFile(t, dir, "node_modules/old.js", "changed\n", 0o644)
-			writeFile(t, dir, "new.o", "object\n", 0o644)
+			writeFile(t, dir, "new.o", "new object\n", 0o644)
 			remove(t, dir, "old.o")
 		}, want: []sandbox.File{f("new.o", A), f("node_modules/old.js", M), f("old.o", D)}},
 		{name: "protect globs", protect: []string{"secret/**", "*.pem", "config", "cfg/"}, act: func(t *testing.T, dir string) {
 			writeFile(t, dir, "secret/key.txt", "k2\n", 0o644)
 			writeFile(t, dir, "secret/new/x.txt", "x\n", 0o644)
 			writeFile(t, dir, "key.pem", "pem\n", 0o644)
-			writeFile(t, dir, "dir/key.pem", "pem\n", 0o644) // * stops at /
+			writeFile(t, dir, "dir/key.pem", "pem\n", 0o644)    // a glob with no / matches at any depth, as in .gitignore
+			writeFile(t, dir, "dir/sub/secret/x", "x\n", 0o644) // one with a / is anchored at the root
 			writeFile(t, dir, "config/app.toml", "a = 2\n", 0o644)
 			writeFile(t, dir, "cfg/x", "x\n", 0o644)
 			writeFile(t, dir, "a.txt", "free\n", 0o644)
 			rename(t, dir, "b.txt", "secret/b.txt")
-		}, want: []sandbox.File{f("a.txt", M), prot("cfg/x", A), prot("config/app.toml", M), f("dir/key.pem", A), prot("key.pem", A),
+		}, want: []sandbox.File{f("a.txt", M), prot("cfg/x", A), prot("config/app.toml", M), prot("dir/key.pem", A), f("dir/sub/secret/x", A), prot("key.pem", A),
 			{Path: "secret/b.txt", OldPath: "b.txt", Kind: R, Protected: "x"}, prot("secret/key.txt", M), prot("secret/new/x.txt", A)}},
 		{name: "protected file moved out and deleted", protect: []string{"secret/**"}, act: func(t *testing.T, dir string) {
 			rename(t, dir, "secret/key.txt", "public.txt")
@@ -311,7 +318,10 @@ func TestChanges(t *testing.T) {
 			modes = allModes
 		}
 		for _, mode := range modes {
-			t.Run(mode+"/"+sc.name, func(t *testing.T) { runScenario(t, mode, sc) })
+			t.Run(mode+"/"+sc.name, func(t *testing.T) {
+				t.Parallel() // each has its own trees; git's processes are most of the time
+				runScenario(t, mode, sc)
+			})
 		}
 	}
 }
@@ -348,6 +358,15 @@ func runScenario(t *testing.T, mode string, sc scenario) {
 		t.Errorf("Changes changed the sandbox:\n%s", d)
 	}
 	assertFiles(t, res.Files, sc.want)
+	var protected int
+	for _, f := range sc.want {
+		if f.Protected != "" {
+			protected++
+		}
+	}
+	if got := res.Protected(); len(got) != protected {
+		t.Errorf("Protected() = %+v, want %d files", got, protected)
+	}
 	for _, f := range res.Files {
 		switch {
 		case f.Kind == sandbox.Deleted:
@@ -517,4 +536,3 @@ func hasGit(p string) bool {
 	}
 	return false
 }
-

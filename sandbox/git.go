@@ -139,10 +139,48 @@ func (r *repo) ignored(ctx context.Context, dir string) (map[string]bool, error)
 		return nil, err
 	}
 	m := map[string]bool{}
+	var dirs []string
 	for _, n := range zsplit(out) {
 		m[n] = true
+		if strings.HasSuffix(n, "/") {
+			dirs = append(dirs, n)
+		}
+	}
+	// git names a directory holding only ignored files as one ("build/")
+	// though no rule ignores the directory itself: a file the agent adds
+	// there is part of the change. Such a directory is not skipped whole;
+	// its ignored files are, one by one.
+	ign, err := r.checkIgnore(ctx, dir, dirs)
+	if err != nil {
+		return nil, err
+	}
+	var partial []string
+	for _, d := range dirs {
+		if !ign[d] {
+			delete(m, d)
+			partial = append(partial, d)
+		}
+	}
+	if len(partial) > 0 {
+		args := append([]string{"--literal-pathspecs", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--"}, partial...)
+		out, err := r.gitIn(ctx, dir, nil, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range zsplit(out) {
+			m[n] = true
+		}
 	}
 	return m, nil
+}
+
+// hasWorktree reports whether git still lists dir as a worktree of r.
+func (r *repo) hasWorktree(ctx context.Context, dir string) bool {
+	out, err := r.git(ctx, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return true
+	}
+	return bytes.Contains(append([]byte{0}, out...), []byte("\x00worktree "+dir+"\x00"))
 }
 
 // checkIgnore returns those of paths (relative to dir) that git's ignore

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,9 +50,19 @@ func (s *Sandbox) diff(ctx context.Context, files []File, cur map[string]current
 		if f.OldPath != "" {
 			from = f.OldPath
 		}
+		whole := false // the old content is gone: the new one goes whole
 		if f.Kind != Added {
 			e := s.snap[from]
-			if old, err = s.baseContent(ctx, from); err != nil {
+			old, err = s.baseContent(ctx, from)
+			switch {
+			case errors.Is(err, errBaseGone):
+				// The original's file changed while the agent ran, and
+				// hub keeps no copy of what it was: the new content goes
+				// whole, as a binary literal, whose index line still names
+				// the snapshot's id (applying it is then a conflict until
+				// the file is as it was).
+				whole, old = true, nil
+			case err != nil:
 				return nil, err
 			}
 			gf.OldName, gf.OldMode, gf.OldOIDPrefix = from, os.FileMode(e.mode), e.oid
@@ -73,7 +84,8 @@ func (s *Sandbox) diff(ctx context.Context, files []File, cur map[string]current
 			gf.IsDelete, gf.NewOIDPrefix = true, zeroID
 		case Renamed:
 			gf.IsRename, gf.Score = true, 100
-			gf.OldOIDPrefix, gf.NewOIDPrefix = "", "" // git writes no index line for an exact rename
+			// git writes no index line for an exact rename; hub does, so
+			// that Apply can tell the old file is still as the snapshot's.
 			if gf.OldMode == gf.NewMode {
 				gf.OldMode, gf.NewMode = 0, 0 // nor mode lines for an unchanged mode
 			}
@@ -83,12 +95,14 @@ func (s *Sandbox) diff(ctx context.Context, files []File, cur map[string]current
 		} else if f.Kind == Modified && gf.NewMode == 0 {
 			gf.NewMode = gf.OldMode
 		}
-		f.Binary = binary(old) || binary(new) || len(old) > MaxTextBytes || len(new) > MaxTextBytes
+		f.Binary = whole || binary(old) || binary(new) || len(old) > MaxTextBytes || len(new) > MaxTextBytes
 		if f.Kind != Renamed {
 			if f.Binary {
 				gf.IsBinary = true
 				gf.BinaryFragment = literal(new)
-				gf.ReverseBinaryFragment = literal(old)
+				if !whole {
+					gf.ReverseBinaryFragment = literal(old)
+				}
 			} else if gf.TextFragments, err = fragments(old, new); err != nil {
 				return nil, fmt.Errorf("sandbox: diffing %s: %w", f.Path, err)
 			}
@@ -188,5 +202,6 @@ func cutLines(diff string, max int) string {
 }
 
 // Cut returns diff cut to at most max bytes at the end of a line (the
-// whole diff when it is shorter).
+// whole diff when it is shorter; at max itself when the first line is
+// longer).
 func Cut(diff []byte, max int) string { return cutLines(string(diff), max) }

@@ -89,17 +89,20 @@ type Sandbox struct {
 	// Dir.
 	Workdir string
 
-	tmp     string // holds Dir and the base store; removed by Remove
-	store   string // the base store: snapshot content not in the repository
+	tmp     string // holds Dir; removed by Remove
 	snap    map[string]*entry
 	repo    *repo // Root's repository, nil when none (or no git)
 	prefix  string
 	protect []string
 	skip    map[string]bool // copy: ignored paths (dirs end in /) left out of the snapshot
 	gitMeta map[string]string
-	dirID   stamp     // Dir's own inode, to tell it was not replaced
-	racy    time.Time // when the snapshot was done: a file stamped near it is read, not trusted
-	removed bool
+	// commonDir is the repository's git directory (worktree mode), and
+	// gitCaches what agentGitCaches held there before the run.
+	commonDir string
+	gitCaches []gitCache
+	dirID     stamp     // Dir's own inode, to tell it was not replaced
+	racy      time.Time // when the snapshot was done: a file stamped near it is read, not trusted
+	removed   bool
 }
 
 // Open makes a sandbox of cwd with o.Mode (Copy or Worktree). It blocks
@@ -109,6 +112,11 @@ type Sandbox struct {
 func Open(ctx context.Context, cwd string, o Options) (sb *Sandbox, err error) {
 	if err := CheckProtect(o.Protect); err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		// Checked first: with ctx done git cannot run, and a copy too
+		// small to reach a check of ctx would otherwise be made.
+		return nil, fmt.Errorf("sandbox: %w", context.Cause(ctx))
 	}
 	abs, err := filepath.Abs(cwd)
 	if err != nil {
@@ -137,6 +145,7 @@ func Open(ctx context.Context, cwd string, o Options) (sb *Sandbox, err error) {
 	default:
 		return nil, fmt.Errorf("sandbox: mode %q makes no sandbox", o.Mode)
 	}
+	sweepStale(o.TempDir)
 	s.tmp, err = os.MkdirTemp(o.TempDir, "hub-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -150,13 +159,16 @@ func Open(ctx context.Context, cwd string, o Options) (sb *Sandbox, err error) {
 	if err = os.Chmod(s.tmp, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	s.store = filepath.Join(s.tmp, "base")
-	if err = os.Mkdir(s.store, 0o700); err != nil {
+	top := ""
+	if o.Mode == Worktree {
+		top = s.repo.top
+	}
+	if err = writeOwner(s.tmp, top); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	name := filepath.Base(s.Root)
-	if name == "/" || name == "." {
-		name = "root"
+	if name == "/" || name == "." || name == ownerFile {
+		name = "root" // (Dir and the owner file are siblings: never one name)
 	}
 	s.Dir = filepath.Join(s.tmp, name)
 	if o.Mode == Copy {
@@ -168,6 +180,16 @@ func Open(ctx context.Context, cwd string, o Options) (sb *Sandbox, err error) {
 		return nil, err
 	}
 	s.Workdir = filepath.Join(s.Dir, filepath.FromSlash(s.prefix))
+	if s.prefix != "" {
+		// The working directory may hold no file the worktree carries
+		// (only ignored ones): the agent still runs there.
+		if err = s.mkdirsLike(s.prefix + "/."); err != nil {
+			return nil, err
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("sandbox: %w", context.Cause(ctx))
+	}
 	fi, err := os.Lstat(s.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -199,12 +221,13 @@ func (s *Sandbox) Remove() error {
 	}
 	s.removed = true
 	var errs []error
+	var werr error
 	if s.Mode == Worktree && s.repo != nil && s.Dir != "" && s.same() {
 		ctx := context.Background()
 		// --force twice removes a worktree the agent locked too.
-		_, werr := s.repo.git(ctx, "worktree", "remove", "--force", "--force", s.Dir)
-		if werr != nil && !isMissing(s.Dir) {
-			errs = append(errs, werr)
+		_, werr = s.repo.git(ctx, "worktree", "remove", "--force", "--force", s.Dir)
+		if werr != nil && isMissing(s.Dir) {
+			werr = nil
 		}
 	}
 	if s.tmp != "" {
@@ -214,6 +237,15 @@ func (s *Sandbox) Remove() error {
 	}
 	if s.Mode == Worktree && s.repo != nil {
 		_, _ = s.repo.git(context.Background(), "worktree", "prune")
+		// A worktree git would not remove (the agent deleted its .git
+		// file) is pruned once its directory is gone: an error only if
+		// git still lists it.
+		if werr != nil && !s.repo.hasWorktree(context.Background(), s.Dir) {
+			werr = nil
+		}
+	}
+	if werr != nil {
+		errs = append([]error{werr}, errs...)
 	}
 	return errors.Join(errs...)
 }

@@ -250,7 +250,7 @@ func pathView(t testing.TB, root, rel string) string {
 	t.Helper()
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return ""
 	}
 	if err != nil {
@@ -519,6 +519,11 @@ func TestOpenCopy(t *testing.T) {
 			makeCopyTree(t, root)
 			return root
 		}},
+		{"a directory named as hub's own files", func(t *testing.T) string {
+			root := filepath.Join(t.TempDir(), ".hub-owner")
+			makeCopyTree(t, root)
+			return root
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cwd := tc.make(t)
@@ -532,7 +537,7 @@ func TestOpenCopy(t *testing.T) {
 			if !strings.HasPrefix(sb.Dir, realPath(t, tmp)+string(filepath.Separator)) && !strings.HasPrefix(sb.Dir, tmp+string(filepath.Separator)) {
 				t.Errorf("Dir %s is not under TempDir %s", sb.Dir, tmp)
 			}
-			if filepath.Base(sb.Dir) != filepath.Base(real) {
+			if filepath.Base(sb.Dir) != filepath.Base(real) && !strings.HasPrefix(filepath.Base(real), ".hub") {
 				t.Errorf("Dir %s is not named as the original %s", sb.Dir, real)
 			}
 			want := listTree(t, real, true)
@@ -571,7 +576,7 @@ func TestOpenCopyIgnored(t *testing.T) {
 			writeFile(t, cwd, "main.c", "int main;\n", 0o644)
 			writeFile(t, cwd, "node_modules/left/index.js", "module.exports = 1\n", 0o644)
 			writeFile(t, cwd, "build/old.o", "object\n", 0o644) // a directory of ignored files only
-			commitAll(t, repo) // the ignored files stay untracked
+			commitAll(t, repo)                                  // the ignored files stay untracked
 
 			sb := open(t, cwd, sandbox.Options{Mode: sandbox.Copy})
 			if got := readFile(t, sb.Dir, "node_modules/left/index.js"); got != "module.exports = 1\n" {
@@ -613,8 +618,13 @@ func makeRepoState(t *testing.T, name string) string {
 	writeFile(t, repo, "rm-staged.txt", "rm\n", 0o644)
 	writeFile(t, repo, "run.sh", "#!/bin/sh\n", 0o755)
 	writeFile(t, repo, "sub/deeper/c.txt", "c\n", 0o644)
+	writeFile(t, repo, "was-dir/x.txt", "x\n", 0o644)
 	symlink(t, repo, "link.txt", "a.txt")
 	commitAll(t, repo)
+	if err := os.RemoveAll(filepath.Join(repo, "was-dir")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, repo, "was-dir", "a file where a tracked directory was\n", 0o644)
 	writeFile(t, repo, "a.txt", "alpha edited\n", 0o644)
 	writeFile(t, repo, "staged.txt", "staged edited\n", 0o644)
 	runGit(t, repo, "add", "staged.txt")
@@ -831,39 +841,93 @@ func (c *countdownCtx) Err() error {
 }
 
 func TestOpenCancelled(t *testing.T) {
-	for _, mode := range []sandbox.Mode{sandbox.Copy, sandbox.Worktree} {
-		for _, tc := range []struct {
-			name string
-			ctx  func() context.Context
-		}{
-			{"before", func() context.Context {
-				ctx, cancel := context.WithCancel(context.Background())
-				cancel()
-				return ctx
-			}},
-			{"at the first check", func() context.Context { return newCountdown(0) }},
-			{"at the second check", func() context.Context { return newCountdown(1) }},
-			{"at the third check", func() context.Context { return newCountdown(2) }},
-		} {
-			t.Run(string(mode)+"/"+tc.name, func(t *testing.T) {
-				repo := newRepo(t, "proj")
-				for i := range 700 {
-					writeFile(t, repo, fmt.Sprintf("d%d/f%d.txt", i%7, i), "x\n", 0o644)
-				}
-				commitAll(t, repo)
-				writeFile(t, repo, "d0/f0.txt", "edited\n", 0o644)
-				tmp := t.TempDir()
-				sb, err := sandbox.Open(tc.ctx(), repo, sandbox.Options{Mode: mode, TempDir: tmp})
-				if err == nil {
-					sb.Remove()
-					t.Fatal("Open with a cancelled context: no error")
-				}
-				if sb != nil {
-					t.Error("Open returned a sandbox with its error")
-				}
-				assertEmptyDir(t, tmp)
-				assertNoWorktrees(t, repo)
-			})
-		}
+	// A tree large enough for checks of ctx in the middle of the copy
+	// (every 256 paths), shared by the cases: Open leaves it as it was.
+	repo := newRepo(t, "proj")
+	for i := range 300 {
+		writeFile(t, repo, fmt.Sprintf("d%d/f%d.txt", i%7, i), "x\n", 0o644)
 	}
+	commitAll(t, repo)
+	writeFile(t, repo, "d0/f0.txt", "edited\n", 0o644)
+	check := func(t *testing.T, tmp string, sb *sandbox.Sandbox, err error) {
+		t.Helper()
+		if err == nil {
+			t.Fatal("Open with a cancelled context: no error")
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Open: %v, want context.Canceled", err)
+		}
+		if sb != nil {
+			t.Error("Open returned a sandbox with its error")
+		}
+		assertEmptyDir(t, tmp)
+		assertNoWorktrees(t, repo)
+	}
+	for _, mode := range []sandbox.Mode{sandbox.Copy, sandbox.Worktree} {
+		t.Run(string(mode)+"/before", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			tmp := t.TempDir()
+			sb, err := sandbox.Open(ctx, repo, sandbox.Options{Mode: mode, TempDir: tmp})
+			check(t, tmp, sb, err)
+		})
+		// Cancelled at the first check of ctx, then at the second, ...
+		// until Open checks it no more and succeeds.
+		t.Run(string(mode)+"/while", func(t *testing.T) {
+			for n := 0; ; n++ {
+				tmp := t.TempDir()
+				sb, err := sandbox.Open(newCountdown(n), repo, sandbox.Options{Mode: mode, TempDir: tmp})
+				if err == nil {
+					if n < 3 {
+						t.Errorf("Open checked ctx %d times, want at least 3 (before, during, after the copy)", n)
+					}
+					if err := sb.Remove(); err != nil {
+						t.Error(err)
+					}
+					assertEmptyDir(t, tmp)
+					assertNoWorktrees(t, repo)
+					break
+				}
+				check(t, tmp, sb, err)
+				if n > 100 {
+					t.Fatal("Open never succeeded")
+				}
+			}
+		})
+	}
+}
+
+// TestOpenNoGit: without git on PATH, worktree mode is ErrNoGit and copy
+// mode still copies (a repository then being a directory like any other).
+func TestOpenNoGit(t *testing.T) {
+	repo := newRepo(t, "proj")
+	writeFile(t, repo, ".gitignore", "*.o\n", 0o644)
+	writeFile(t, repo, "a.txt", "a\n", 0o644)
+	commitAll(t, repo)
+	t.Setenv("PATH", t.TempDir())
+	tmp := t.TempDir()
+	if sb, err := sandbox.Open(context.Background(), repo, sandbox.Options{Mode: sandbox.Worktree, TempDir: tmp}); !errors.Is(err, sandbox.ErrNoGit) {
+		if err == nil {
+			sb.Remove()
+		}
+		t.Errorf("worktree Open without git: %v, want ErrNoGit", err)
+	}
+	assertEmptyDir(t, tmp)
+	sb, err := sandbox.Open(context.Background(), repo, sandbox.Options{Mode: sandbox.Copy, TempDir: tmp})
+	if err != nil {
+		t.Fatalf("copy Open without git: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(sb.Dir, ".git")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf(".git copied: %v", err)
+	}
+	writeFile(t, sb.Dir, "x.o", "no ignore rules without git\n", 0o644)
+	res, err := sb.Changes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFiles(t, res.Files, []sandbox.File{{Path: "x.o", Kind: sandbox.Added}})
+	if err := sb.Remove(); err != nil {
+		t.Error(err)
+	}
+	assertEmptyDir(t, tmp)
 }

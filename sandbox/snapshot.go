@@ -34,10 +34,10 @@ type entry struct {
 type base int
 
 const (
-	baseNone  base = iota // not kept (protected: never diffed)
-	baseRepo              // a blob of the repository
-	baseStore             // a file of the base store, named by its id
-	baseLink              // the entry's link field
+	baseNone     base = iota // not kept (protected: never diffed)
+	baseRepo                 // a blob of the repository
+	baseOriginal             // the original tree's file, while it is unchanged
+	baseLink                 // the entry's link field
 )
 
 // gitMode is a path's mode as git records it.
@@ -272,6 +272,7 @@ func (s *Sandbox) addWorktree(ctx context.Context) error {
 		return err
 	}
 	s.gitMeta = meta
+	s.gitCaches = saveGitCaches(s.commonDir)
 	if _, err := r.git(ctx, "worktree", "add", "--detach", "--no-checkout", s.Dir, "HEAD"); err != nil {
 		return err
 	}
@@ -290,7 +291,7 @@ func (s *Sandbox) addWorktree(ctx context.Context) error {
 		}
 		src := filepath.Join(s.Root, filepath.FromSlash(rel))
 		fi, err := os.Lstat(src)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) { // (a parent made a file)
 			continue // deleted in the original: deleted in the sandbox
 		}
 		if err != nil {
@@ -359,10 +360,10 @@ func (s *Sandbox) mkdirsLike(rel string) error {
 	return nil
 }
 
-// record adds the sandbox's rel to the snapshot, and keeps its content
-// where the diff can find it: the repository when it holds the blob, else
-// the base store (a reflink or a copy). A protected path's content is not
-// kept: it is never diffed.
+// record adds the sandbox's rel to the snapshot, and says where the diff
+// can find its content: the repository when it holds the blob, else the
+// original tree (checked against the id when it is read). A protected
+// path's content is not needed: it is never diffed.
 func (s *Sandbox) record(ctx context.Context, rel string) error {
 	p := filepath.Join(s.Dir, filepath.FromSlash(rel))
 	fi, err := os.Lstat(p)
@@ -391,20 +392,18 @@ func (s *Sandbox) record(ctx context.Context, rel string) error {
 	case s.repo != nil && s.repo.blobs[e.oid]:
 		e.base = baseRepo
 	default:
-		e.base = baseStore
-		dst := filepath.Join(s.store, e.oid)
-		if _, err := os.Lstat(dst); err == nil {
-			return nil
-		}
-		if err := copyFile(p, dst, fi); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("sandbox: keeping %s: %w", rel, err)
-		}
-		_ = os.Chmod(dst, 0o400)
+		e.base = baseOriginal
 	}
 	return nil
 }
 
-// baseContent returns the snapshot's content of rel, checked against its id.
+// errBaseGone is a snapshot entry whose content hub no longer has: the
+// original's file changed since the sandbox was made (by the user, or by
+// the agent through its absolute path).
+var errBaseGone = errors.New("sandbox: the original changed since the snapshot")
+
+// baseContent returns the snapshot's content of rel, checked against its
+// id; errBaseGone when the original no longer holds it.
 func (s *Sandbox) baseContent(ctx context.Context, rel string) ([]byte, error) {
 	e := s.snap[rel]
 	var b []byte
@@ -413,17 +412,48 @@ func (s *Sandbox) baseContent(ctx context.Context, rel string) ([]byte, error) {
 	case baseLink:
 		return []byte(e.link), nil
 	case baseRepo:
-		b, err = s.repo.blob(ctx, e.oid)
-	case baseStore:
-		b, err = os.ReadFile(filepath.Join(s.store, e.oid))
+		if b, err = s.repo.blob(ctx, e.oid); err != nil {
+			return nil, fmt.Errorf("sandbox: reading the snapshot of %s: %w", rel, err)
+		}
+	case baseOriginal:
+		if b, err = readRegular(s.Root, rel, e.size); err != nil {
+			return nil, errBaseGone
+		}
 	default:
 		return nil, fmt.Errorf("sandbox: no content kept for %s", rel)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: reading the snapshot of %s: %w", rel, err)
-	}
 	if blobID(b) != e.oid {
-		return nil, fmt.Errorf("sandbox: the snapshot of %s was changed during the run", rel)
+		return nil, errBaseGone
+	}
+	return b, nil
+}
+
+// readRegular reads the regular file rel below root, no link followed out
+// of root and no more than size bytes (and one to tell it grew).
+func readRegular(root, rel string, size int64) ([]byte, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	fi, err := r.Lstat(rel)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is no longer a regular file", rel)
+	}
+	f, err := r.Open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, size+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != size {
+		return nil, fmt.Errorf("%s changed size", rel)
 	}
 	return b, nil
 }

@@ -32,23 +32,34 @@ import (
 // <arguments>", as [PermissionAgent]'s Write and Shell) that have the
 // model change one file by a path relative to the CLI's working
 // directory, with one tool call that --permission workspace-write lets
-// through. Which tool takes a relative path differs by CLI: say at the
-// agent's test which one is used and why.
+// through. The sandbox's path is random, so no line can name it: say at
+// the agent's test which tool takes a relative path.
 type SandboxAgent struct {
 	Agent Agent
-	// Add has the model create the file path (relative, in a directory
-	// that exists) holding content and a newline: exactly content + "\n".
+	// Add has the CLI's write tool create the file path (relative, in a
+	// directory that exists) holding exactly content + "\n".
 	Add func(path, content string) string
-	// Edit has the model replace all of the existing file path (relative),
-	// which holds old (whole lines), with exactly content + "\n". nil when
-	// the CLI cannot in one call (say why).
+	// Edit has the CLI's edit tool replace all of the existing file path
+	// (relative), which holds old (whole lines), so that it holds exactly
+	// content + "\n". nil when the CLI cannot in one call (say why).
 	Edit func(path, old, content string) string
+	// Shell has the CLI's shell tool run `echo content > path` (path
+	// relative, in a directory that exists). nil when workspace-write
+	// offers the CLI no shell (say so).
+	Shell func(path, content string) string
+	// GitWrites are the files (paths relative to the git directory) that
+	// the CLI itself writes in the repository's git directory when it runs
+	// in a worktree sandbox, which shares that directory with the
+	// original: they may appear there; any other change to the original's
+	// .git (but for new objects) fails the test. Say what each is.
+	GitWrites []string
 }
 
 // The project tree of the sandbox tests, in Env.Work.
 const (
 	sandboxNewPath    = "src/new.txt"      // what Add creates
 	sandboxEditPath   = "README.md"        // what Edit replaces
+	sandboxShellPath  = "src/shell.txt"    // what Shell creates
 	sandboxSecretPath = "secret/token.txt" // what Add creates under --protect secret/**
 	// The user's own work in worktree mode, not committed: an edit of
 	// README.md (so an Edit's diff shows the sandbox held it) and an
@@ -68,26 +79,29 @@ var sandboxFiles = map[string]string{
 // Sandboxed runs a's real CLI through hub in sandboxed runs (SPEC §6.3) at
 // --permission workspace-write, in parallel subtests:
 //
-//   - "<mode>/add" and "<mode>/edit" (mode copy and worktree; edit when
-//     a.Edit is set): the model creates src/new.txt (Add) or rewrites
-//     README.md (Edit) by a relative path, in two runs on one project:
-//     first without Apply, then with it. Each run must be ok, the tool's
-//     result sent back to the model, no call denied; run.started.sandbox
-//     must name the mode, the original as its root and a sandbox dir the
-//     agent ran in; there must be exactly one file.changed, for that path
+//   - "<mode>/add", "<mode>/edit" and "<mode>/shell", for mode copy and
+//     worktree (edit and shell when a.Edit and a.Shell are set): the
+//     model creates src/new.txt (Add), rewrites README.md (Edit) or
+//     creates src/shell.txt (Shell) by a relative path, in two runs on one
+//     project: first without Apply, then with it. Each run must be ok,
+//     the tool's result sent back to the model, no call denied;
+//     run.started.sandbox must name the mode, the original as its root
+//     and a sandbox dir elsewhere, which run.started.cwd (where the agent
+//     ran) must be; there must be exactly one file.changed, for that path
 //     (added or modified, its size, not binary, not protected), and
-//     run.finished.diff must hold the change (in worktree mode an edit's
-//     removed lines are the user's uncommitted ones: the sandbox held the
-//     user's view). Without Apply the original tree is byte for byte what
-//     it was (every file hashed before and after) and applied is absent;
-//     with Apply, applied is true and the original differs only in that
-//     path, which holds exactly content + "\n". After each run the sandbox
-//     directory (and its temporary parent) is gone, and in worktree mode
-//     `git worktree list` shows only the main worktree and the
-//     repository's refs, HEAD and `git status` are as they were (plus the
-//     applied path).
+//     run.finished.diff (diff_bytes its size) must hold the change: the
+//     new line, and for an edit every old line removed (in worktree mode
+//     the user's uncommitted one too: the sandbox held the user's view).
+//     Without Apply the original tree is byte for byte what it was (every
+//     file hashed before and after) and applied is absent; with Apply,
+//     applied is true and the original differs only in that path, which
+//     holds exactly content + "\n". After each run the sandbox directory
+//     and its temporary parent are gone; in worktree mode `git worktree
+//     list` shows only the main worktree, the refs, HEAD and `git status`
+//     are as they were (plus the applied path) and no file of the
+//     original's .git changed (new objects and a.GitWrites aside).
 //   - "protected": in copy mode, with --protect 'secret/**' and --apply,
-//     the model creates secret/token.txt: the run ends
+//     the model creates secret/token.txt (Add): the run ends
 //     permission_denied/protected_path naming it, its file.changed says
 //     protected, applied is false and the original is as it was.
 //
@@ -99,20 +113,17 @@ func Sandboxed(t *testing.T, a SandboxAgent) {
 	if a.Agent.Configure == nil || a.Add == nil {
 		t.Fatal("SandboxAgent needs Agent.Configure and Add")
 	}
+	Bin(t, a.Agent.Name) // skips (or fails) before anything else when the CLI is missing
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("the sandbox tests need git: worktree mode runs it")
 	}
 	for _, mode := range []sandbox.Mode{sandbox.Copy, sandbox.Worktree} {
 		t.Run(string(mode), func(t *testing.T) {
 			t.Parallel()
-			t.Run("add", func(t *testing.T) {
-				t.Parallel()
-				sandboxChange(t, a, mode, events.ChangeAdded)
-			})
-			if a.Edit != nil {
-				t.Run("edit", func(t *testing.T) {
+			for _, c := range sandboxCases(a) {
+				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
-					sandboxChange(t, a, mode, events.ChangeModified)
+					sandboxChange(t, a, mode, c)
 				})
 			}
 		})
@@ -121,6 +132,28 @@ func Sandboxed(t *testing.T, a SandboxAgent) {
 		t.Parallel()
 		sandboxProtected(t, a)
 	})
+}
+
+// sandboxCase is one change of Sandboxed: which file, how it changes, and
+// the call that changes it, given the content to write and the file's
+// content before (README.md as the user sees it).
+type sandboxCase struct {
+	name   string
+	path   string
+	change events.Change
+	call   func(content, old string) string
+}
+
+// sandboxCases are the changes a can make.
+func sandboxCases(a SandboxAgent) []sandboxCase {
+	cases := []sandboxCase{{"add", sandboxNewPath, events.ChangeAdded, func(content, _ string) string { return a.Add(sandboxNewPath, content) }}}
+	if a.Edit != nil {
+		cases = append(cases, sandboxCase{"edit", sandboxEditPath, events.ChangeModified, func(content, old string) string { return a.Edit(sandboxEditPath, old, content) }})
+	}
+	if a.Shell != nil {
+		cases = append(cases, sandboxCase{"shell", sandboxShellPath, events.ChangeAdded, func(content, _ string) string { return a.Shell(sandboxShellPath, content) }})
+	}
+	return cases
 }
 
 // sandboxProject writes the project tree into dir; in worktree mode it
@@ -163,7 +196,7 @@ func sandboxGit(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=hub test", "-c", "user.email=test@hub.invalid", "-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_OPTIONAL_LOCKS=0")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -251,23 +284,22 @@ func sandboxGitState(t *testing.T, dir string, mode sandbox.Mode) string {
 		"worktrees:\n" + sandboxGit(t, dir, "worktree", "list", "--porcelain")
 }
 
-// sandboxChange is one subtest "<mode>/add" or "<mode>/edit" of
-// Sandboxed: a run without Apply, then one with it, on one project.
-func sandboxChange(t *testing.T, a SandboxAgent, mode sandbox.Mode, change events.Change) {
+// sandboxChange is one subtest "<mode>/<case>" of Sandboxed: a run
+// without Apply, then one with it, on one project.
+func sandboxChange(t *testing.T, a SandboxAgent, mode sandbox.Mode, c sandboxCase) {
 	e := a.Agent.Prepare(t, Setup{})
 	readme := sandboxProject(t, e.Work, mode)
-	content := "hub-sandbox-" + string(mode) + "-" + string(change)
-	path, old, call := sandboxNewPath, "", ""
-	if change == events.ChangeAdded {
-		call = a.Add(path, content)
-	} else {
-		path, old = sandboxEditPath, readme
-		call = a.Edit(path, old, content)
+	content := "hub-sandbox-" + string(mode) + "-" + c.name
+	path, change, old := c.path, c.change, ""
+	if change == events.ChangeModified {
+		old = readme
 	}
+	call := c.call(content, readme)
 	before, gitBefore := sandboxTree(t, e.Work), sandboxGitState(t, e.Work, mode)
 	if mode == sandbox.Worktree && strings.Count(gitBefore, "\nworktree ") != 1 {
 		t.Fatalf("the project has more than one worktree before the run:\n%s", gitBefore)
 	}
+	dotGit := sandboxDotGit(t, e.Work, mode, a.GitWrites)
 	prompt := "Sandbox test. " + string(mockllm.Call) + " " + call
 
 	// Without Apply: the change is reported, and the original untouched.
@@ -282,6 +314,7 @@ func sandboxChange(t *testing.T, a SandboxAgent, mode sandbox.Mode, change event
 	if got := sandboxGitState(t, e.Work, mode); got != gitBefore {
 		t.Errorf("the repository changed without Apply:\n%s\nwas:\n%s", got, gitBefore)
 	}
+	sandboxDotGitSame(t, e.Work, mode, a.GitWrites, dotGit)
 	if t.Failed() {
 		return // the run with Apply would start from a changed project
 	}
@@ -305,7 +338,7 @@ func sandboxChange(t *testing.T, a SandboxAgent, mode sandbox.Mode, change event
 	if mode == sandbox.Worktree {
 		// The repository's state is the user's, with the applied path
 		// still not committed.
-		wantStatus := "status:\n M README.md\n?? notes.txt\n?? src/new.txt\n"
+		wantStatus := "status:\n M README.md\n?? notes.txt\n?? " + path + "\n"
 		if change == events.ChangeModified {
 			wantStatus = "status:\n M README.md\n?? notes.txt\n"
 		}
@@ -314,6 +347,37 @@ func sandboxChange(t *testing.T, a SandboxAgent, mode sandbox.Mode, change event
 		if got != want {
 			t.Errorf("the repository after Apply:\n%s\nwant:\n%s", got, want)
 		}
+		sandboxDotGitSame(t, e.Work, mode, a.GitWrites, dotGit)
+	}
+}
+
+// sandboxDotGit is every file of dir's .git directory but the object
+// store and gitWrites, hashed (nil outside worktree mode). New objects are
+// left out: a sandbox may add some (git write-tree of the user's index),
+// and they change nothing the user sees.
+func sandboxDotGit(t *testing.T, dir string, mode sandbox.Mode, gitWrites []string) map[string]string {
+	t.Helper()
+	if mode != sandbox.Worktree {
+		return nil
+	}
+	m := sandboxTree(t, filepath.Join(dir, ".git"))
+	for p := range m {
+		if p == "objects" || strings.HasPrefix(p, "objects/") {
+			delete(m, p)
+		}
+	}
+	for _, p := range gitWrites {
+		delete(m, p)
+	}
+	return m
+}
+
+// sandboxDotGitSame fails t unless dir's .git is as before was
+// (sandboxDotGit).
+func sandboxDotGitSame(t *testing.T, dir string, mode sandbox.Mode, gitWrites []string, before map[string]string) {
+	t.Helper()
+	if d := sandboxTreeDiff(before, sandboxDotGit(t, dir, mode, gitWrites)); len(d) > 0 {
+		t.Errorf("the original's .git changed (the worktree sandbox shares it):\n%s", strings.Join(d, "\n"))
 	}
 }
 
@@ -368,7 +432,7 @@ func sandboxRun(t *testing.T, e *Env, mode sandbox.Mode, prompt string, edit fun
 // Sandboxed.
 func sandboxCheck(t *testing.T, r Result, e *Env, mode sandbox.Mode, path string, change events.Change, content, old string) {
 	t.Helper()
-	t.Logf("%s %s (apply %v): %s", mode, change, r.Fin.Applied != nil, describe(r))
+	t.Logf("%s, %s %s (apply %v): %s", mode, path, change, r.Fin.Applied != nil, describe(r))
 	if !r.Fin.OK {
 		t.Fatalf("run.finished not ok: %s", describe(r))
 	}
@@ -384,7 +448,7 @@ func sandboxCheck(t *testing.T, r Result, e *Env, mode sandbox.Mode, path string
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sb.Mode != string(mode) || sb.Root != root || sb.Dir == "" || within(root, sb.Dir) {
+	if sb.Mode != string(mode) || sb.Root != root || sb.Dir == "" || sandboxWithin(root, sb.Dir) {
 		t.Errorf("run.started.sandbox = %+v, want mode %s, root %s and a dir elsewhere", *sb, mode, root)
 	}
 	if rs.Cwd != sb.Dir {
@@ -490,8 +554,9 @@ func sandboxChangeString(f events.FileChanged) string {
 	return s
 }
 
-// within reports whether p is root or below it (both clean, absolute).
-func within(root, p string) bool {
+// sandboxWithin reports whether p is root or below it (both clean,
+// absolute).
+func sandboxWithin(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

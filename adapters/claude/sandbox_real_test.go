@@ -6,9 +6,14 @@ import (
 	"github.com/hubcli/hub/adapters/adaptertest"
 )
 
-// TestRealSandbox: Claude Code in --sandbox copy and worktree, creating a
-// file with Write and rewriting one with Bash by paths relative to its
-// working directory, checked on the disk (adaptertest.Sandboxed).
+// TestRealSandbox: Claude Code in --sandbox copy and worktree
+// (adaptertest.Sandboxed), changing files by paths relative to its
+// working directory, checked on the disk. Write and Edit take a relative
+// file_path although their descriptions ask for an absolute one: Claude
+// Code 2.1.328 resolves it against its working directory, the sandbox
+// (and hub's watch joins it to the same directory). Neither asked for a
+// Read of README.md before changing it. Bash runs in the working
+// directory, so `echo … > src/shell.txt` lands there too.
 func TestRealSandbox(t *testing.T) {
 	t.Parallel()
 	adaptertest.Sandboxed(t, adaptertest.SandboxAgent{
@@ -17,6 +22,9 @@ func TestRealSandbox(t *testing.T) {
 			return adaptertest.JSONCall("Write", map[string]string{"file_path": path, "content": content + "\n"})
 		},
 		Edit: func(path, old, content string) string {
+			return adaptertest.JSONCall("Edit", map[string]string{"file_path": path, "old_string": old, "new_string": content + "\n"})
+		},
+		Shell: func(path, content string) string {
 			return adaptertest.JSONCall("Bash", map[string]string{"command": "echo " + content + " > " + path, "description": "w"})
 		},
 	})

@@ -7,9 +7,14 @@ import (
 	"github.com/hubcli/hub/adapters/adaptertest"
 )
 
-// TestRealSandbox: Codex in --sandbox copy and worktree, creating and
-// rewriting a file with apply_patch by paths relative to its working
-// directory, checked on the disk (adaptertest.Sandboxed).
+// TestRealSandbox: Codex in --sandbox copy and worktree
+// (adaptertest.Sandboxed), changing files by paths relative to its
+// working directory, checked on the disk. apply_patch takes relative
+// paths (its usual form): Codex resolves them against its working
+// directory, the sandbox, and reports the file_change with the absolute
+// path there. exec_command runs in the working directory, inside Codex's
+// own workspace-write sandbox, which has the hub sandbox (under the
+// system's temporary directory) as its writable root.
 func TestRealSandbox(t *testing.T) {
 	t.Parallel()
 	adaptertest.Sandboxed(t, adaptertest.SandboxAgent{
@@ -17,6 +22,7 @@ func TestRealSandbox(t *testing.T) {
 		Add: func(path, content string) string {
 			return `apply_patch *** Begin Patch\n*** Add File: ` + path + `\n+` + content + `\n*** End Patch`
 		},
+		// An Update File hunk that removes every old line and adds one.
 		Edit: func(path, old, content string) string {
 			var b strings.Builder
 			b.WriteString(`apply_patch *** Begin Patch\n*** Update File: ` + path + `\n@@`)
@@ -27,6 +33,9 @@ func TestRealSandbox(t *testing.T) {
 			}
 			b.WriteString(`\n+` + content + `\n*** End Patch`)
 			return b.String()
+		},
+		Shell: func(path, content string) string {
+			return adaptertest.JSONCall("exec_command", map[string]string{"cmd": "echo " + content + " > " + path})
 		},
 	})
 }
