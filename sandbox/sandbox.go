@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -91,7 +92,8 @@ type Sandbox struct {
 
 	tmp     string // holds Dir; removed by Remove
 	snap    map[string]*entry
-	repo    *repo // Root's repository, nil when none (or no git)
+	snapMu  sync.Mutex // snap, while the copier's workers record
+	repo    *repo      // Root's repository, nil when none (or no git)
 	prefix  string
 	protect []string
 	skip    map[string]bool // copy: ignored paths (dirs end in /) left out of the snapshot

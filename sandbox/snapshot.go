@@ -195,6 +195,7 @@ func (s *Sandbox) copyTree(ctx context.Context) error {
 	}
 	var dirs []dirMode
 	n := 0
+	cp := s.newCopier(ctx)
 	err := filepath.WalkDir(s.Root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("sandbox: copying %s: %w", s.Root, err)
@@ -226,26 +227,15 @@ func (s *Sandbox) copyTree(ctx context.Context) error {
 		case fi.IsDir():
 			dirs = append(dirs, dirMode{dst, fi.Mode().Perm()})
 			return os.Mkdir(dst, 0o700)
-		case fi.Mode().IsRegular():
-			if err := copyFile(p, dst, fi); err != nil {
-				return fmt.Errorf("sandbox: copying %s: %w", p, err)
-			}
-		case fi.Mode().Type() == fs.ModeSymlink:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return fmt.Errorf("sandbox: copying %s: %w", p, err)
-			}
-			if err := os.Symlink(target, dst); err != nil {
-				return fmt.Errorf("sandbox: copying %s: %w", p, err)
-			}
+		case fi.Mode().IsRegular(), fi.Mode().Type() == fs.ModeSymlink:
+			return cp.add(copyJob{src: p, dst: dst, rel: rel, fi: fi, skip: s.skipped(rel)})
 		default:
 			return nil // a FIFO, socket or device: no file git or a diff can hold
 		}
-		if s.skipped(rel) {
-			return nil
-		}
-		return s.record(ctx, rel)
 	})
+	if werr := cp.wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return err
 	}
@@ -281,7 +271,25 @@ func (s *Sandbox) addWorktree(ctx context.Context) error {
 		return err
 	}
 	seen := map[string]bool{}
-	for i, rel := range zsplit(out) {
+	cp := s.newCopier(ctx)
+	if err := s.carry(ctx, cp, zsplit(out), seen); err != nil {
+		_ = cp.wait()
+		return err
+	}
+	if err := cp.wait(); err != nil {
+		return err
+	}
+	if err := s.afterCarry(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// carry queues every path of rels (the index's and the untracked,
+// non-ignored files, relative to the top) on cp, as the original holds
+// it, making its directories first.
+func (s *Sandbox) carry(ctx context.Context, cp *copier, rels []string, seen map[string]bool) error {
+	for i, rel := range rels {
 		if seen[rel] {
 			continue // an unmerged path is listed once per stage
 		}
@@ -304,21 +312,17 @@ func (s *Sandbox) addWorktree(ctx context.Context) error {
 		if err := s.mkdirsLike(rel); err != nil {
 			return err
 		}
-		if fi.Mode().Type() == fs.ModeSymlink {
-			target, err := os.Readlink(src)
-			if err != nil {
-				return fmt.Errorf("sandbox: %w", err)
-			}
-			if err := os.Symlink(target, dst); err != nil {
-				return fmt.Errorf("sandbox: %w", err)
-			}
-		} else if err := copyFile(src, dst, fi); err != nil {
-			return fmt.Errorf("sandbox: copying %s: %w", src, err)
-		}
-		if err := s.record(ctx, rel); err != nil {
+		if err := cp.add(copyJob{src: src, dst: dst, rel: rel, fi: fi}); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// afterCarry gives the worktree the user's index and snapshots its .git
+// file.
+func (s *Sandbox) afterCarry(ctx context.Context) error {
+	r := s.repo
 	// The worktree's index: the user's (its tree), else HEAD's.
 	tree := "HEAD"
 	if t, err := r.git(ctx, "write-tree"); err == nil {
@@ -380,13 +384,14 @@ func (s *Sandbox) record(ctx context.Context, rel string) error {
 			return fmt.Errorf("sandbox: %w", err)
 		}
 		e.oid, e.base = blobID([]byte(e.link)), baseLink
+		s.snapMu.Lock()
 		s.snap[rel] = e
+		s.snapMu.Unlock()
 		return nil
 	}
 	if e.oid, err = fileID(p, fi.Size()); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	s.snap[rel] = e
 	switch {
 	case s.protectedBy(rel) != "":
 	case s.repo != nil && s.repo.blobs[e.oid]:
@@ -394,6 +399,9 @@ func (s *Sandbox) record(ctx context.Context, rel string) error {
 	default:
 		e.base = baseOriginal
 	}
+	s.snapMu.Lock()
+	s.snap[rel] = e
+	s.snapMu.Unlock()
 	return nil
 }
 
