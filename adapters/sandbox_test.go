@@ -7,20 +7,18 @@ package adapters_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/sandbox"
 )
@@ -84,57 +82,6 @@ func init() {
 		}
 		okStream(os.Stdout)
 	}
-}
-
-// treeState is every path under root with its type, mode and content hash.
-func treeState(t *testing.T, root string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.Mode().Type() == fs.ModeSymlink:
-			tgt, _ := os.Readlink(p)
-			m[rel] = "link " + tgt
-		case fi.IsDir():
-			m[rel] = fmt.Sprintf("dir %o", fi.Mode().Perm())
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h := sha256.Sum256(b)
-			m[rel] = fmt.Sprintf("file %o %s", fi.Mode().Perm(), hex.EncodeToString(h[:8]))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func diffStates(a, b map[string]string) []string {
-	var out []string
-	for k, v := range a {
-		if b[k] != v {
-			out = append(out, fmt.Sprintf("%s: %q → %q", k, v, b[k]))
-		}
-	}
-	for k, v := range b {
-		if _, ok := a[k]; !ok {
-			out = append(out, fmt.Sprintf("%s: added %q", k, v))
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // sandboxTree makes the original tree of the tests: a.txt (3 lines),
@@ -225,12 +172,12 @@ var editOps = []fsOp{
 func TestSandboxCopyLeavesOriginal(t *testing.T) {
 	t.Parallel()
 	root := sandboxTree(t)
-	before := treeState(t, root)
+	before := adaptertest.TreeState(t, root)
 	wd := filepath.Join(t.TempDir(), "wd")
 	var whole []byte
 	r := sandboxRun(t, context.Background(), root, append(editOps, fsOp{Op: "pwd", Path: wd}), nil, nil, adapters.WithDiff(func(d []byte) { whole = d }))
 	wantBin(t, r.fin, "", "")
-	if d := diffStates(before, treeState(t, root)); len(d) > 0 {
+	if d := adaptertest.TreeDiff(before, adaptertest.TreeState(t, root)); len(d) > 0 {
 		t.Errorf("the original changed without --apply: %v", d)
 	}
 	got, _ := os.ReadFile(wd)
@@ -329,7 +276,7 @@ func TestSandboxRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			root := sandboxTree(t)
-			before := treeState(t, root)
+			before := adaptertest.TreeState(t, root)
 			ops := append([]fsOp{{Op: "write", Path: "a.txt", Data: "fine\n"}}, tc.ops...)
 			r := sandboxRun(t, context.Background(), root, ops, func(r *adapters.Request) { r.Apply, r.Protect = true, tc.protect }, nil)
 			wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonProtectedPath)
@@ -339,7 +286,7 @@ func TestSandboxRefused(t *testing.T) {
 			if f := r.changes()[tc.path]; f.Protected == "" {
 				t.Errorf("file.changed %s = %+v, want protected", tc.path, f)
 			}
-			if d := diffStates(before, treeState(t, root)); len(d) > 0 {
+			if d := adaptertest.TreeDiff(before, adaptertest.TreeState(t, root)); len(d) > 0 {
 				t.Errorf("the original changed: %v", d)
 			}
 			if r.fin.Applied == nil || *r.fin.Applied {
@@ -383,7 +330,7 @@ func TestSandboxConflict(t *testing.T) {
 func TestSandboxKilled(t *testing.T) {
 	t.Parallel()
 	root := sandboxTree(t)
-	before := treeState(t, root)
+	before := adaptertest.TreeState(t, root)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ops := []fsOp{{Op: "write", Path: "half.txt", Data: "half"}, {Op: "hang"}}
@@ -393,7 +340,7 @@ func TestSandboxKilled(t *testing.T) {
 		}
 	})
 	wantBin(t, r.fin, events.BinCancelled, events.ReasonCaller)
-	if d := diffStates(before, treeState(t, root)); len(d) > 0 {
+	if d := adaptertest.TreeDiff(before, adaptertest.TreeState(t, root)); len(d) > 0 {
 		t.Errorf("the original changed: %v", d)
 	}
 	if f, ok := r.changes()["half.txt"]; !ok || f.Change != events.ChangeAdded {

@@ -206,9 +206,9 @@ func sandboxGit(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-// sandboxTree is every path under root but .git, each with its type, mode
+// TreeState is every path under root but .git, each with its type, mode
 // and a hash of its content (a link's target).
-func sandboxTree(t *testing.T, root string) map[string]string {
+func TreeState(t testing.TB, root string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -252,8 +252,9 @@ func sandboxTree(t *testing.T, root string) map[string]string {
 	return m
 }
 
-// sandboxTreeDiff lists how after differs from before, sorted.
-func sandboxTreeDiff(before, after map[string]string) []string {
+// TreeDiff lists how after (a TreeState) differs from before, sorted:
+// nil when they are the same.
+func TreeDiff(before, after map[string]string) []string {
 	var out []string
 	for k, v := range before {
 		if w, ok := after[k]; !ok {
@@ -295,7 +296,7 @@ func sandboxChange(t *testing.T, a SandboxAgent, mode sandbox.Mode, c sandboxCas
 		old = readme
 	}
 	call := c.call(content, readme)
-	before, gitBefore := sandboxTree(t, e.Work), sandboxGitState(t, e.Work, mode)
+	before, gitBefore := TreeState(t, e.Work), sandboxGitState(t, e.Work, mode)
 	if mode == sandbox.Worktree && strings.Count(gitBefore, "\nworktree ") != 1 {
 		t.Fatalf("the project has more than one worktree before the run:\n%s", gitBefore)
 	}
@@ -308,7 +309,7 @@ func sandboxChange(t *testing.T, a SandboxAgent, mode sandbox.Mode, c sandboxCas
 	if r.Fin.Applied != nil {
 		t.Errorf("run.finished.applied = %v without Apply, want it absent", *r.Fin.Applied)
 	}
-	if d := sandboxTreeDiff(before, sandboxTree(t, e.Work)); len(d) > 0 {
+	if d := TreeDiff(before, TreeState(t, e.Work)); len(d) > 0 {
 		t.Errorf("the original tree changed without Apply:\n%s", strings.Join(d, "\n"))
 	}
 	if got := sandboxGitState(t, e.Work, mode); got != gitBefore {
@@ -329,10 +330,10 @@ func sandboxChange(t *testing.T, a SandboxAgent, mode sandbox.Mode, c sandboxCas
 	if b, err := os.ReadFile(target); err != nil || string(b) != content+"\n" {
 		t.Errorf("after Apply, %s holds %q (%v), want exactly %q", path, b, err, content+"\n")
 	}
-	after := sandboxTree(t, e.Work)
+	after := TreeState(t, e.Work)
 	delete(after, path)
 	delete(before, path)
-	if d := sandboxTreeDiff(before, after); len(d) > 0 {
+	if d := TreeDiff(before, after); len(d) > 0 {
 		t.Errorf("Apply changed the original tree beyond %s:\n%s", path, strings.Join(d, "\n"))
 	}
 	if mode == sandbox.Worktree {
@@ -360,7 +361,7 @@ func sandboxDotGit(t *testing.T, dir string, mode sandbox.Mode, gitWrites []stri
 	if mode != sandbox.Worktree {
 		return nil
 	}
-	m := sandboxTree(t, filepath.Join(dir, ".git"))
+	m := TreeState(t, filepath.Join(dir, ".git"))
 	for p := range m {
 		if p == "objects" || strings.HasPrefix(p, "objects/") {
 			delete(m, p)
@@ -376,7 +377,7 @@ func sandboxDotGit(t *testing.T, dir string, mode sandbox.Mode, gitWrites []stri
 // (sandboxDotGit).
 func sandboxDotGitSame(t *testing.T, dir string, mode sandbox.Mode, gitWrites []string, before map[string]string) {
 	t.Helper()
-	if d := sandboxTreeDiff(before, sandboxDotGit(t, dir, mode, gitWrites)); len(d) > 0 {
+	if d := TreeDiff(before, sandboxDotGit(t, dir, mode, gitWrites)); len(d) > 0 {
 		t.Errorf("the original's .git changed (the worktree sandbox shares it):\n%s", strings.Join(d, "\n"))
 	}
 }
@@ -385,7 +386,7 @@ func sandboxDotGitSame(t *testing.T, dir string, mode sandbox.Mode, gitWrites []
 func sandboxProtected(t *testing.T, a SandboxAgent) {
 	e := a.Agent.Prepare(t, Setup{})
 	sandboxProject(t, e.Work, sandbox.Copy)
-	before := sandboxTree(t, e.Work)
+	before := TreeState(t, e.Work)
 	content := "hub-sandbox-protected"
 	prompt := "Sandbox test. " + string(mockllm.Call) + " " + a.Add(sandboxSecretPath, content)
 	r := sandboxRun(t, e, sandbox.Copy, prompt, func(req *adapters.Request) {
@@ -407,7 +408,7 @@ func sandboxProtected(t *testing.T, a SandboxAgent) {
 	if r.Fin.Applied == nil || *r.Fin.Applied {
 		t.Errorf("run.finished.applied = %v with Apply and a protected path changed, want false", r.Fin.Applied)
 	}
-	if d := sandboxTreeDiff(before, sandboxTree(t, e.Work)); len(d) > 0 {
+	if d := TreeDiff(before, TreeState(t, e.Work)); len(d) > 0 {
 		t.Errorf("the original tree changed:\n%s", strings.Join(d, "\n"))
 	}
 	if rs, ok := sandboxStarted(t, r); ok {

@@ -40,11 +40,7 @@ func (a approval) check(ctx context.Context, req adapters.Request, g adapters.Gr
 	case !a.confirm:
 		return nil
 	}
-	open := a.tty
-	if open == nil {
-		open = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
-	}
-	tty, err := open()
+	tty, err := a.openTTY()
 	if err != nil {
 		return events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
 			"run it from a terminal, or approve it ahead with --yes",
@@ -61,6 +57,14 @@ func (a approval) check(ctx context.Context, req adapters.Request, g adapters.Gr
 	}
 	return events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
 		"run it again and answer y to start it", "not confirmed on the terminal (answer %q); nothing was started", strings.TrimSpace(answer))
+}
+
+// openTTY opens the terminal to ask on: a.tty, or /dev/tty.
+func (a approval) openTTY() (io.ReadWriteCloser, error) {
+	if a.tty != nil {
+		return a.tty()
+	}
+	return os.OpenFile("/dev/tty", os.O_RDWR, 0)
 }
 
 // readAnswer reads one line from tty, or returns ctx's cause when ctx ends
@@ -162,11 +166,7 @@ const MaxShownDiff = 64 << 10
 // it shows the change on the terminal (each line made harmless, as shown
 // does) and needs a "y" to apply it.
 func (a approval) approveChange(ctx context.Context, diff []byte, files []events.FileChanged) error {
-	open := a.tty
-	if open == nil {
-		open = func() (io.ReadWriteCloser, error) { return os.OpenFile("/dev/tty", os.O_RDWR, 0) }
-	}
-	tty, err := open()
+	tty, err := a.openTTY()
 	if err != nil {
 		return events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
 			"save it with --diff-out FILE and apply it later with `hub apply FILE`",
