@@ -141,6 +141,9 @@ type permissionGuard struct {
 	// answerTool is the tool through which the CLI delivers a --schema
 	// answer (Info.AnswerTool) when the run has one: not an effect.
 	answerTool string
+	// original, in a sandboxed run, is the tree the sandbox copies: a
+	// write there is named as such.
+	original string
 }
 
 func newPermissionGuard(agent string, g Grant, cwd string) *permissionGuard {
@@ -197,6 +200,12 @@ func (w *permissionGuard) checkPath(name, p, abs string) *events.Error {
 			w.agent, name, normalize.Shorten(p, 300))
 	}
 	if !within(w.root, real) {
+		if w.original != "" && within(w.original, real) {
+			return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
+				"in a sandboxed run the agent works in a copy: have it refer to files by paths relative to its working directory, not by the original's",
+				"%s called %s on %s, in the original tree %s rather than in its sandbox %s; hub stopped the run at that call",
+				w.agent, name, normalize.Shorten(p, 300), w.original, w.root)
+		}
 		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
 			"give the agent a --cwd that holds every file it should change, or use --permission full (with --yes)",
 			"%s called %s on %s, which resolves to %s, outside the working directory %s that --permission workspace-write grants; hub stopped the run at that call",

@@ -271,6 +271,9 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	if req.Schema != nil {
 		watch.answerTool = r.info.AnswerTool
 	}
+	if r.sb != nil {
+		watch.original = r.sb.Root
+	}
 	r.s.attempt(dec, req.MaxLine, env, r.s.guardsFor(req, req.Limits, dec, &r.warned, append([]Guard{watch}, r.opt.guards...)))
 	sup, err := proc.Launch(proc.Spec{
 		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: env, Stdin: spec.Stdin,

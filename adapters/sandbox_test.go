@@ -70,6 +70,10 @@ func init() {
 				err = os.WriteFile(o.Path, []byte(wd), 0o644)
 			case "hang":
 				hang = true
+			case "tool": // report a call of the write tool on Path (it wrote nothing)
+				in, _ := json.Marshal(map[string]string{"filePath": o.Path, "content": "x"})
+				fmt.Println(stepLine)
+				fmt.Printf(`{"type":"tool_use","timestamp":1,"sessionID":"ses_fake1","part":{"type":"tool","tool":"write","callID":"c1","state":{"status":"completed","input":%s,"output":"ok"}}}`+"\n", in)
 			}
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "fake agent:", o.Op, err)
@@ -499,4 +503,20 @@ func TestSandboxStaleSwept(t *testing.T) {
 	if _, err := os.Lstat(live); err != nil {
 		t.Errorf("a live hub's sandbox was removed: %v", err)
 	}
+}
+
+// TestSandboxWriteToOriginal: under workspace-write, a write the agent
+// aims at the original tree (by its absolute path) stops the run, and the
+// message says the sandbox is the place.
+func TestSandboxWriteToOriginal(t *testing.T) {
+	t.Parallel()
+	root := sandboxTree(t)
+	r := sandboxRun(t, context.Background(), root, []fsOp{{Op: "tool", Path: filepath.Join(root, "a.txt")}}, func(r *adapters.Request) {
+		r.Permission = adapters.PermissionWorkspaceWrite
+	}, nil)
+	wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonEffectNotGranted)
+	if !strings.Contains(r.fin.Error.Message, "in the original tree") || !strings.Contains(r.fin.Error.Hint, "relative to its working directory") {
+		t.Errorf("error %q (hint %q) does not say the write aimed at the original", r.fin.Error.Message, r.fin.Error.Hint)
+	}
+	wantNoSandbox(t, r.sandboxDir(t))
 }

@@ -101,6 +101,13 @@ func grantSummary(req adapters.Request, g adapters.Grant) string {
 		dir, _ = os.Getwd()
 	}
 	line("directory", dir)
+	if req.Sandbox != "" {
+		then := "the change is reported, not applied"
+		if req.Apply {
+			then = "the change is shown and applied only after you approve it"
+		}
+		line("sandbox", fmt.Sprintf("%s: the agent works in a copy of the directory; %s", req.Sandbox, then))
+	}
 	line("permission", fmt.Sprintf("%s (%s: %s)", g.Level, g.How, g.Means))
 	if g.Note != "" {
 		line("", g.Note)

@@ -149,7 +149,9 @@ func TestSandboxApplyConfirm(t *testing.T) {
 				"run", "--agent", "opencode", "--bin", bin, "--cwd", root, "--output", "jsonl", "--confirm",
 				"--permission", "workspace-write", "--sandbox", "copy", "--apply", "x")
 			tty.Close()
-			readUntil(t, ptmx, "Run it? [y/N] ")
+			if asked := readUntil(t, ptmx, "Run it? [y/N] "); !strings.Contains(asked, "sandbox:") || !strings.Contains(asked, "applied only after you approve it") {
+				t.Errorf("the grant %q does not say the run is sandboxed", asked)
+			}
 			if _, err := ptmx.WriteString("y\n"); err != nil {
 				t.Fatal(err)
 			}
