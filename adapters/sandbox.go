@@ -233,6 +233,7 @@ func (r *runner) closeSandbox(notice bool) {
 	r.sb = nil
 	msg := ""
 	if r.req.KeepSandbox {
+		_ = sb.Keep() // not swept by a later run
 		msg = "the sandbox is kept at " + sb.Dir + " (--keep-sandbox); remove it when done"
 		if sb.Mode == sandbox.Worktree {
 			msg += " with `git worktree remove --force " + sb.Dir + "`"

@@ -468,6 +468,12 @@ func TestSandboxKeep(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "k.txt")); err != nil || string(b) != "kept" {
 		t.Errorf("kept sandbox's k.txt = %q, %v", b, err)
 	}
+	// The next sandboxed run's sweep of stale sandboxes leaves a kept one.
+	r = sandboxRun(t, context.Background(), sandboxTree(t), nil, nil, nil, adapters.WithTempDir(filepath.Dir(filepath.Dir(dir))))
+	wantBin(t, r.fin, "", "")
+	if _, err := os.Stat(filepath.Join(dir, "k.txt")); err != nil {
+		t.Errorf("the next run removed the kept sandbox: %v", err)
+	}
 }
 
 // TestSandboxStaleSwept: a sandbox left by a hub that was killed (SIGKILL:

@@ -13,8 +13,10 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
+	"golang.org/x/sys/unix"
 )
 
 // ConflictError is a diff that Apply refused because a path it touches is
@@ -106,6 +108,14 @@ func Apply(ctx context.Context, root string, diff []byte, o ApplyOptions) ([]App
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	defer r.Close()
+	// One Apply at a time on a tree: the check and the writes are one
+	// step, so of two applies of changes to one path exactly one lands and
+	// the other is a conflict.
+	unlock, err := lockTree(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	s := &Sandbox{protect: o.Protect}
 	var protected, conflicts []string
 	var ops []*op
@@ -165,7 +175,7 @@ func Apply(ctx context.Context, root string, diff []byte, o ApplyOptions) ([]App
 	after := afterDiff(r, ops)
 	for _, o := range ops {
 		if o.kind != Deleted && o.mode&fs.ModeSymlink != 0 {
-			if why := linkOutside(o.f.NewName, string(o.content), after); why != "" {
+			if why := linkOutside(o.f.NewName, string(o.content), after, s.protectedBy); why != "" {
 				protected = append(protected, o.f.NewName+": "+why)
 			}
 		}
@@ -580,4 +590,30 @@ func tempIn(dir, name string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return path.Join(dir, ".hub-apply-"+hex.EncodeToString(b[:])+"-"+path.Base(name))
+}
+
+// lockTree takes an exclusive flock(2) on the directory root (advisory:
+// it holds other Applies off, not other writers), waiting for it as long
+// as ctx allows; the returned func releases it.
+func lockTree(ctx context.Context, root string) (func(), error) {
+	d, err := os.Open(root)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	for {
+		err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { _ = unix.Flock(int(d.Fd()), unix.LOCK_UN); d.Close() }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			d.Close()
+			return nil, fmt.Errorf("sandbox: locking %s: %w", root, err)
+		}
+		select {
+		case <-ctx.Done():
+			d.Close()
+			return nil, context.Cause(ctx)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

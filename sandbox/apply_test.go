@@ -3,10 +3,12 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hubcli/hub/sandbox"
@@ -649,5 +651,62 @@ func TestApplyConflictDuringRun(t *testing.T) {
 				t.Errorf("a refused Apply changed the tree:\n%s", d)
 			}
 		})
+	}
+}
+
+// TestApplyConcurrent: of many Applies at once of changes to one line of
+// one file, made from the same original, exactly one lands; the others are
+// conflicts.
+func TestApplyConcurrent(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const n = 12
+	diffs := make([][]byte, n)
+	for i := range diffs {
+		sb, err := sandbox.Open(context.Background(), root, sandbox.Options{Mode: sandbox.Copy, TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sb.Dir, "a.txt"), []byte(fmt.Sprintf("one\ntwo %d\nthree\n", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := sb.Changes(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		diffs[i] = res.Diff
+		if err := sb.Remove(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range diffs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = sandbox.Apply(context.Background(), root, diffs[i], sandbox.ApplyOptions{})
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errs {
+		var ce *sandbox.ConflictError
+		switch {
+		case err == nil:
+			ok++
+			b, _ := os.ReadFile(filepath.Join(root, "a.txt"))
+			if want := fmt.Sprintf("one\ntwo %d\nthree\n", i); string(b) != want {
+				t.Errorf("apply %d reported success, but a.txt = %q, want %q", i, b, want)
+			}
+		case errors.As(err, &ce):
+		default:
+			t.Errorf("apply %d: %v, want success or a conflict", i, err)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d of %d applies succeeded, want exactly 1", ok, n)
 	}
 }

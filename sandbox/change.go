@@ -258,7 +258,7 @@ func (s *Sandbox) escapes(rel string, c current, inodes map[[2]uint64]uint64) st
 	return linkOutside(rel, filepath.ToSlash(target), func(p string) (string, bool) {
 		t, err := os.Readlink(filepath.Join(s.Dir, filepath.FromSlash(p)))
 		return filepath.ToSlash(t), err == nil
-	})
+	}, s.protectedBy)
 }
 
 // linkOutside says why a link at the slash path at, relative to a root,
@@ -268,7 +268,11 @@ func (s *Sandbox) escapes(rel string, c current, inodes map[[2]uint64]uint64) st
 // whether it is a link): a "..", once a link has been followed, goes up
 // from where that link leads, which no lexical cleaning of the target
 // sees ("self/.." with self a link to "." is the root's parent).
-func linkOutside(at, target string, link func(rel string) (string, bool)) string {
+//
+// A link that resolves to a protected path (guard says why, "" for none:
+// a .git path, a --protect glob) is refused too: applied, it would be a
+// door to that path for whatever writes through it later.
+func linkOutside(at, target string, link func(rel string) (string, bool), guard func(rel string) string) string {
 	if path.IsAbs(target) {
 		return "a symbolic link to an absolute path (" + target + ")"
 	}
@@ -308,6 +312,11 @@ func linkOutside(at, target string, link func(rel string) (string, bool)) string
 		}
 		via = p
 		todo = append(strings.Split(t, "/"), todo...)
+	}
+	if to := strings.Join(dir, "/"); to != "" && guard != nil {
+		if why := guard(to); why != "" {
+			return "a symbolic link to " + to + ", which is protected (" + why + ")"
+		}
 	}
 	return ""
 }

@@ -92,3 +92,13 @@ func sweepStale(dir string) {
 		}
 	}
 }
+
+// Keep marks the sandbox as kept (--keep-sandbox): a later Open's sweep of
+// stale sandboxes leaves it, though its owner is gone. The caller removes
+// it when done (Remove, or by hand).
+func (s *Sandbox) Keep() error {
+	if err := os.Remove(filepath.Join(s.tmp, ownerFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
+}
