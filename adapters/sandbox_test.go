@@ -526,3 +526,73 @@ func TestSandboxWriteToOriginal(t *testing.T) {
 	}
 	wantNoSandbox(t, r.sandboxDir(t))
 }
+
+// TestSandboxWorktreeGitDir: what an agent in a worktree sandbox does to
+// the git directory it shares with the original — a config that runs a
+// command (core.fsmonitor), hooks (a file and a link), alternates, another
+// worktree registered, a branch — fails the run as protected_path; every
+// file and link of it is put back as it was (a branch is left, and the
+// message says how to undo it); hub's own git runs never run the
+// agent's fsmonitor command; the user's index is not rewritten.
+func TestSandboxWorktreeGitDir(t *testing.T) {
+	t.Parallel()
+	root := sandboxTree(t)
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-qm", "init")
+	out := t.TempDir()
+	marker := filepath.Join(out, "ran")
+	monitor := filepath.Join(out, "monitor")
+	if err := os.WriteFile(monitor, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dotGit := filepath.Join(root, ".git")
+	before := adaptertest.TreeState(t, filepath.Join(dotGit, "hooks"))
+	config, _ := os.ReadFile(filepath.Join(dotGit, "config"))
+	index, _ := os.ReadFile(filepath.Join(dotGit, "index"))
+	ops := []fsOp{ // the agent's own git commands first: they would run what follows
+		{Op: "git", Args: "worktree add -q --detach " + filepath.Join(out, "wt") + " HEAD"},
+		{Op: "git", Args: "branch agent-branch"},
+		{Op: "git", Args: "config core.fsmonitor " + monitor},
+		{Op: "write", Path: filepath.Join(dotGit, "hooks", "post-checkout"), Data: "#!/bin/sh\ntouch " + marker + "\n"},
+		{Op: "symlink", Path: filepath.Join(dotGit, "hooks", "pre-commit"), To: monitor},
+		{Op: "write", Path: filepath.Join(dotGit, "objects", "info", "alternates"), Data: out + "\n"},
+		{Op: "write", Path: "a.txt", Data: "changed\n"},
+	}
+	r := sandboxRun(t, context.Background(), root, ops, func(r *adapters.Request) { r.Sandbox, r.Apply = sandbox.Worktree, true }, nil)
+	wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonProtectedPath)
+	for _, p := range []string{".git/config", ".git/hooks/post-checkout", ".git/hooks/pre-commit", ".git/objects/info/alternates", ".git/refs/heads/agent-branch"} {
+		if !strings.Contains(r.fin.Error.Message, p) {
+			t.Errorf("error does not name %s: %s", p, r.fin.Error.Message)
+		}
+	}
+	if !strings.Contains(r.fin.Error.Message, "git update-ref -d refs/heads/agent-branch") {
+		t.Errorf("error does not say how to undo the branch: %s", r.fin.Error.Message)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dotGit, "config")); string(got) != string(config) {
+		t.Errorf(".git/config = %q, want it put back to %q", got, config)
+	}
+	if d := adaptertest.TreeDiff(before, adaptertest.TreeState(t, filepath.Join(dotGit, "hooks"))); len(d) > 0 {
+		t.Errorf(".git/hooks not put back: %v", d)
+	}
+	if _, err := os.Lstat(filepath.Join(dotGit, "objects", "info", "alternates")); err == nil {
+		t.Error(".git/objects/info/alternates is still there")
+	}
+	if wt := gitIn(t, root, "worktree", "list", "--porcelain"); strings.Count(wt, "worktree ") != 1 {
+		t.Errorf("worktrees still registered: %s", wt)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the agent's fsmonitor command or hook ran")
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a.txt")); string(b) != "one\ntwo\nthree\n" {
+		t.Errorf("a.txt = %q: applied despite the refusal", b)
+	}
+	wantNoSandbox(t, r.sandboxDir(t))
+	// A run that leaves .git alone leaves the user's index byte for byte.
+	r = sandboxRun(t, context.Background(), root, []fsOp{{Op: "write", Path: "a.txt", Data: "x\n"}}, func(r *adapters.Request) { r.Sandbox = sandbox.Worktree }, nil)
+	wantBin(t, r.fin, "", "")
+	gitIn(t, root, "branch", "-D", "agent-branch")
+	if got, _ := os.ReadFile(filepath.Join(dotGit, "index")); string(got) != string(index) {
+		t.Error("the user's .git/index was rewritten by a sandboxed run")
+	}
+}

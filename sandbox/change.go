@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -98,6 +98,16 @@ type current struct {
 func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 	if !s.same() {
 		return nil, ErrReplaced
+	}
+	if s.Mode == Worktree && !s.metaDone {
+		// First, before hub runs git where the agent could have set it
+		// up (a core.fsmonitor command, a hook, alternates): the shared
+		// git directory back as it was.
+		meta, err := s.readGitMeta(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.metaFiles, s.metaDone = s.restoreGitMeta(s.gitMeta, meta), true
 	}
 	cur, err := s.list(ctx)
 	if err != nil {
@@ -203,12 +213,7 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 		}
 	}
 	if s.Mode == Worktree {
-		restoreGitCaches(s.commonDir, s.gitCaches)
-		meta, err := s.readGitMeta(ctx)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, metaChanges(s.gitMeta, meta)...)
+		files = append(files, s.metaFiles...)
 	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if files[i].Path != files[j].Path {
@@ -437,50 +442,200 @@ func (s *Sandbox) list(ctx context.Context) (map[string]current, error) {
 	return cur, nil
 }
 
+// metaEntry is one path of the git directory a worktree shares, as
+// readGitMeta saw it: a ref's id (not restored), or a file's or link's
+// content and mode (restored).
+type metaEntry struct {
+	sum     string // what is compared
+	ref     bool
+	link    bool
+	content []byte // a file's content, a link's target
+	mode    fs.FileMode
+}
+
+// maxMetaFile is the largest file of the git directory readGitMeta keeps
+// to put back; a larger one is compared by its sum alone.
+const maxMetaFile = 1 << 20
+
 // readGitMeta reads what of the repository a worktree shares with the
-// original and a change to which is a change to .git: every ref, the
-// config and the hooks. Names are as the paths below .git would be.
-func (s *Sandbox) readGitMeta(ctx context.Context) (map[string]string, error) {
-	m := map[string]string{}
+// original and a change to which is a change to .git: every ref and HEAD;
+// every file and link at the top of the git directory but git's own
+// bookkeeping (config, description, what tools cache there); everything
+// below hooks/, info/, objects/info/ (alternates) and the registered
+// worktrees (but the sandbox's own) and submodules (but their objects).
+// Names are as the paths below .git would be.
+func (s *Sandbox) readGitMeta(ctx context.Context) (map[string]metaEntry, error) {
+	m := map[string]metaEntry{}
 	out, err := s.repo.git(ctx, "for-each-ref", "--format=%(refname) %(objectname)")
 	if err != nil {
 		return nil, err
 	}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if name, id, ok := strings.Cut(l, " "); ok {
-			m[".git/"+name] = id
+			m[".git/"+name] = metaEntry{sum: id, ref: true}
 		}
 	}
 	if head, err := s.repo.git(ctx, "symbolic-ref", "-q", "HEAD"); err == nil {
-		m[".git/HEAD"] = strings.TrimSpace(string(head))
+		m[".git/HEAD"] = metaEntry{sum: strings.TrimSpace(string(head)), ref: true}
 	} else if id, err := s.repo.git(ctx, "rev-parse", "HEAD"); err == nil {
-		m[".git/HEAD"] = strings.TrimSpace(string(id))
+		m[".git/HEAD"] = metaEntry{sum: strings.TrimSpace(string(id)), ref: true}
 	}
-	common, err := s.repo.git(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
-	if err != nil {
-		return nil, err
+	if s.commonDir == "" {
+		common, err := s.repo.git(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+		if err != nil {
+			return nil, err
+		}
+		s.commonDir = strings.TrimSpace(string(common))
 	}
-	dir := strings.TrimSpace(string(common))
-	s.commonDir = dir
-	// Every file at the top of the git directory (config, description,
-	// what a tool caches there) but git's own bookkeeping, and every file
-	// of hooks/ and info/.
-	top, _ := os.ReadDir(dir)
-	for _, e := range top {
-		if e.Type().IsRegular() && !gitOwn(e.Name()) {
-			m[".git/"+e.Name()] = fileSum(filepath.Join(dir, e.Name()))
+	dir := s.commonDir
+	keep := func(p string, fi fs.FileInfo) {
+		rel, _ := filepath.Rel(dir, p)
+		name := ".git/" + filepath.ToSlash(rel)
+		switch {
+		case fi.Mode().Type() == fs.ModeSymlink:
+			t, _ := os.Readlink(p)
+			m[name] = metaEntry{sum: "link " + t, link: true, content: []byte(t)}
+		case fi.Mode().IsRegular():
+			e := metaEntry{mode: fi.Mode().Perm()}
+			if fi.Size() <= maxMetaFile {
+				e.content, _ = os.ReadFile(p)
+				e.sum = blobID(e.content) + " " + e.mode.String()
+			} else {
+				e.sum = fileSum(p)
+			}
+			m[name] = e
 		}
 	}
-	for _, sub := range []string{"hooks", "info"} {
+	top, _ := os.ReadDir(dir)
+	for _, e := range top {
+		if fi, err := e.Info(); err == nil && !fi.IsDir() && !gitOwn(e.Name()) {
+			keep(filepath.Join(dir, e.Name()), fi)
+		}
+	}
+	own := filepath.Base(s.adminDir)
+	for _, sub := range []string{"hooks", "info", "objects/info", "worktrees", "modules"} {
 		_ = filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
 				rel, _ := filepath.Rel(dir, p)
-				m[".git/"+filepath.ToSlash(rel)] = fileSum(p)
+				parts := strings.Split(filepath.ToSlash(rel), "/")
+				switch {
+				case sub == "worktrees" && len(parts) == 2 && s.adminDir != "" && parts[1] == own:
+					return filepath.SkipDir // the sandbox's own
+				case sub == "modules" && d.Name() == "objects":
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if sub == "worktrees" && gitOwn(d.Name()) || sub == "modules" && gitOwn(d.Name()) {
+				return nil // their index, HEAD and locks are git's bookkeeping
+			}
+			if fi, err := d.Info(); err == nil {
+				keep(p, fi)
 			}
 			return nil
 		})
 	}
 	return m, nil
+}
+
+// restoreGitMeta puts the files and links of the shared git directory
+// back as the snapshot had them (a new one removed), and returns the
+// changes: a file put back is a protected change the message says was
+// undone; a ref is left as it is (the user may have moved it in the
+// original meanwhile) and the message says how to undo it.
+func (s *Sandbox) restoreGitMeta(before, after map[string]metaEntry) []File {
+	var files []File
+	names := map[string]bool{}
+	for k := range before {
+		names[k] = true
+	}
+	for k := range after {
+		names[k] = true
+	}
+	for k := range names {
+		old, had := before[k]
+		cur, has := after[k]
+		if had && has && old.sum == cur.sum {
+			continue
+		}
+		f := File{Path: k, Kind: Modified, Bytes: int64(len(cur.content))}
+		switch {
+		case !had:
+			f.Kind = Added
+		case !has:
+			f.Kind, f.Bytes = Deleted, -1
+		}
+		ref := old.ref || cur.ref
+		if ref {
+			undo := "git update-ref -d " + strings.TrimPrefix(k, ".git/")
+			if had {
+				undo = "git update-ref " + strings.TrimPrefix(k, ".git/") + " " + old.sum
+			}
+			if k == ".git/HEAD" {
+				undo = "check out what you had (HEAD was " + old.sum + ")"
+			}
+			f.Bytes = -1
+			if f.Kind != Deleted {
+				f.Bytes = 0
+			}
+			f.Protected = sharedRefWhy + " — still in the repository: undo with `" + undo + "`"
+			files = append(files, f)
+			continue
+		}
+		p := filepath.Join(s.commonDir, filepath.FromSlash(strings.TrimPrefix(k, ".git/")))
+		f.Protected = sharedWhy + " — hub put it back as it was"
+		cache := slices.Contains(agentGitCaches, k)
+		switch {
+		case !had:
+			if err := os.RemoveAll(p); err != nil {
+				f.Protected = sharedWhy + " — hub could not remove it: " + err.Error()
+			}
+			removeEmptyDirsUpTo(filepath.Dir(p), s.commonDir)
+		case old.content == nil && !old.link:
+			f.Protected = sharedWhy + " — too large for hub to put back"
+		default:
+			_ = os.MkdirAll(filepath.Dir(p), 0o755)
+			_ = os.RemoveAll(p)
+			var err error
+			if old.link {
+				err = os.Symlink(string(old.content), p)
+			} else {
+				err = os.WriteFile(p, old.content, old.mode)
+				if err == nil {
+					err = os.Chmod(p, old.mode)
+				}
+			}
+			if err != nil {
+				f.Protected = sharedWhy + " — hub could not put it back: " + err.Error()
+			}
+		}
+		if !cache || !strings.HasSuffix(f.Protected, "put it back as it was") {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// agentGitCaches are files that agent CLIs write into the repository's git
+// directory whatever they are asked to do; in worktree mode that is the
+// original's, shared with the sandbox. hub puts them back as they were
+// like any change there, but does not count them against the run: they
+// are no doing of the model. OpenCode caches its project id (the root
+// commit) in .git/opencode (packages/opencode/src/project:
+// resolveDirectory), seen with 1.18.33.
+var agentGitCaches = []string{".git/opencode"}
+
+// removeEmptyDirsUpTo removes dir and its parents while they are empty,
+// stopping at top (not removed).
+func removeEmptyDirsUpTo(dir, top string) {
+	for d := dir; d != top && strings.HasPrefix(d, top+string(filepath.Separator)); d = filepath.Dir(d) {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // gitOwn reports whether name, a file at the top of a git directory, is
@@ -514,76 +669,10 @@ func fileSum(p string) string {
 	return blobID(b)
 }
 
-// agentGitCaches are files that agent CLIs write into the repository's git
-// directory whatever they are asked to do; in worktree mode that is the
-// original's, shared with the sandbox, so hub puts each back as it was
-// after the run. OpenCode caches its project id (the root commit) in
-// .git/opencode (packages/opencode/src/project: resolveDirectory), seen
-// with 1.18.33.
-var agentGitCaches = []string{"opencode"}
-
-// gitCache is one of agentGitCaches as it was before the run.
-type gitCache struct {
-	name    string
-	content []byte
-	mode    fs.FileMode
-	existed bool
-}
-
-// saveGitCaches records agentGitCaches in the common git directory dir.
-func saveGitCaches(dir string) []gitCache {
-	var saved []gitCache
-	for _, name := range agentGitCaches {
-		c := gitCache{name: name}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			if b, err := os.ReadFile(p); err == nil {
-				c.content, c.mode, c.existed = b, fi.Mode().Perm(), true
-			}
-		} else if err == nil {
-			continue // not a regular file: not the cache, and not hub's to touch
-		}
-		saved = append(saved, c)
-	}
-	return saved
-}
-
-// restoreGitCaches puts the files saveGitCaches recorded back as they were.
-func restoreGitCaches(dir string, saved []gitCache) {
-	for _, c := range saved {
-		p := filepath.Join(dir, c.name)
-		fi, err := os.Lstat(p)
-		switch {
-		case err != nil && !c.existed:
-		case err == nil && !c.existed && fi.Mode().IsRegular():
-			_ = os.Remove(p)
-		case c.existed:
-			if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, c.content) {
-				_ = os.WriteFile(p, c.content, c.mode)
-			}
-		}
-	}
-}
-
 // sharedWhy is why a change to the git directory a worktree shares is
 // refused.
-const sharedWhy = "in .git (always protected): the worktree shares the repository's refs, config and hooks (if it was you, in the original, while the agent ran: run again)"
+const sharedWhy = "in .git (always protected): the worktree shares the repository's git directory"
 
-// metaChanges are the protected changes between two readGitMeta maps.
-func metaChanges(before, after map[string]string) []File {
-	var files []File
-	for k, v := range after {
-		switch old, ok := before[k]; {
-		case !ok:
-			files = append(files, File{Path: k, Kind: Added, Bytes: int64(len(v)), Protected: sharedWhy})
-		case old != v:
-			files = append(files, File{Path: k, Kind: Modified, Bytes: int64(len(v)), Protected: sharedWhy})
-		}
-	}
-	for k := range before {
-		if _, ok := after[k]; !ok {
-			files = append(files, File{Path: k, Kind: Deleted, Bytes: -1, Protected: sharedWhy})
-		}
-	}
-	return files
-}
+// sharedRefWhy is why a change to a ref of the repository a worktree
+// shares is refused.
+const sharedRefWhy = "a ref of the repository the worktree shares (always protected; if it was you, in the original, while the agent ran: run again)"

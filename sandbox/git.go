@@ -18,6 +18,7 @@ type repo struct {
 	prefix  string // the sandboxed directory's path below top, "" or "a/b"
 	hasHead bool   // HEAD names a commit
 	blobs   map[string]bool
+	env     []string // more of git's environment for one command (GIT_INDEX_FILE)
 }
 
 var errNoGitBinary = errors.New("sandbox: git not found")
@@ -73,9 +74,11 @@ func (r *repo) git(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 func (r *repo) gitIn(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.quotePath=false"}, args...)...)
+	// No hook, no fsmonitor command: an agent in a worktree can set
+	// either in the config it shares, and hub's git runs must not run it.
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = gitEnv()
+	cmd.Env = append(gitEnv(), r.env...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}

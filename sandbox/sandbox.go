@@ -97,11 +97,15 @@ type Sandbox struct {
 	prefix  string
 	protect []string
 	skip    map[string]bool // copy: ignored paths (dirs end in /) left out of the snapshot
-	gitMeta map[string]string
-	// commonDir is the repository's git directory (worktree mode), and
-	// gitCaches what agentGitCaches held there before the run.
+	// gitMeta is the shared git directory as readGitMeta saw it before the
+	// run (worktree mode), commonDir where it is, adminDir the sandbox's
+	// own worktree entry in it, and metaFiles the changes to it that
+	// Changes found (and undid) once.
+	gitMeta   map[string]metaEntry
 	commonDir string
-	gitCaches []gitCache
+	adminDir  string
+	metaFiles []File
+	metaDone  bool
 	dirID     stamp     // Dir's own inode, to tell it was not replaced
 	racy      time.Time // when the snapshot was done: a file stamped near it is read, not trusted
 	removed   bool
@@ -169,7 +173,7 @@ func Open(ctx context.Context, cwd string, o Options) (sb *Sandbox, err error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	name := filepath.Base(s.Root)
-	if name == "/" || name == "." || name == ownerFile {
+	if name == "/" || name == "." || name == ownerFile || name == indexCopy {
 		name = "root" // (Dir and the owner file are siblings: never one name)
 	}
 	s.Dir = filepath.Join(s.tmp, name)
@@ -238,6 +242,11 @@ func (s *Sandbox) Remove() error {
 		}
 	}
 	if s.Mode == Worktree && s.repo != nil {
+		// The sandbox's own entry goes, whatever the agent wrote in it (a
+		// gitdir naming another directory would keep prune off it).
+		if a := s.adminDir; a != "" && s.commonDir != "" && strings.HasPrefix(a, filepath.Join(s.commonDir, "worktrees")+string(filepath.Separator)) {
+			_ = os.RemoveAll(a)
+		}
 		_, _ = s.repo.git(context.Background(), "worktree", "prune")
 		// A worktree git would not remove (the agent deleted its .git
 		// file) is pruned once its directory is gone: an error only if

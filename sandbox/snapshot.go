@@ -262,9 +262,11 @@ func (s *Sandbox) addWorktree(ctx context.Context) error {
 		return err
 	}
 	s.gitMeta = meta
-	s.gitCaches = saveGitCaches(s.commonDir)
 	if _, err := r.git(ctx, "worktree", "add", "--detach", "--no-checkout", s.Dir, "HEAD"); err != nil {
 		return err
+	}
+	if admin, err := r.gitIn(ctx, s.Dir, nil, "rev-parse", "--absolute-git-dir"); err == nil {
+		s.adminDir = strings.TrimSpace(string(admin))
 	}
 	out, err := r.git(ctx, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name")
 	if err != nil {
@@ -325,8 +327,8 @@ func (s *Sandbox) afterCarry(ctx context.Context) error {
 	r := s.repo
 	// The worktree's index: the user's (its tree), else HEAD's.
 	tree := "HEAD"
-	if t, err := r.git(ctx, "write-tree"); err == nil {
-		tree = strings.TrimSpace(string(t))
+	if t, err := s.userIndexTree(ctx); err == nil {
+		tree = t
 	}
 	if _, err := r.gitIn(ctx, s.Dir, nil, "read-tree", tree); err != nil {
 		return err
@@ -464,4 +466,31 @@ func readRegular(root, rel string, size int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s changed size", rel)
 	}
 	return b, nil
+}
+
+// indexCopy is the name of userIndexTree's copy of the index, beside Dir.
+const indexCopy = ".hub-index"
+
+// userIndexTree writes the tree of the user's index and returns its id,
+// from a copy of the index: `git write-tree` on the index itself would
+// rewrite it (its cache-tree) and take its lock while the user may be
+// using it.
+func (s *Sandbox) userIndexTree(ctx context.Context) (string, error) {
+	idx, err := s.repo.git(ctx, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(strings.TrimSpace(string(idx)))
+	if err != nil {
+		return "", err
+	}
+	cp := filepath.Join(s.tmp, indexCopy)
+	if err := os.WriteFile(cp, b, 0o600); err != nil {
+		return "", err
+	}
+	defer os.Remove(cp)
+	r := *s.repo
+	r.env = []string{"GIT_INDEX_FILE=" + cp}
+	t, err := r.git(ctx, "write-tree")
+	return strings.TrimSpace(string(t)), err
 }
