@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+	"syscall"
 
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/sandbox"
@@ -126,8 +128,17 @@ func (r *runner) settle(ctx context.Context, rec record) record {
 		out.Applied = &no
 	}
 	res, err := sb.Changes(context.WithoutCancel(ctx))
-	if err != nil {
-		out.Err = events.NewError(events.BinInternal, "", "report it as a hub bug; --keep-sandbox keeps the sandbox to look at",
+	switch {
+	case err == nil:
+	case errors.Is(err, sandbox.ErrReplaced), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.ELOOP):
+		// The agent's doing: it moved its sandbox away, or left parts of
+		// it that cannot be read.
+		out.Err = events.NewError(events.BinPermissionDenied, events.ReasonProtectedPath,
+			"run again, and have the agent leave its working directory readable where it is; --keep-sandbox keeps the sandbox to look at",
+			"the agent left its sandbox so that hub cannot read its change, so nothing was applied: %v", err)
+		return rec
+	default:
+		out.Err = events.NewError(events.BinInternal, "", "the agent may have left its sandbox in a state hub cannot read (--keep-sandbox keeps it to look at); if it did not, report it as a hub bug",
 			"cannot read the sandbox's change, so nothing was applied: %v", err)
 		return rec
 	}
@@ -202,7 +213,7 @@ func (r *runner) settle(ctx context.Context, rec record) record {
 		out.Applied = &yes
 	case errors.As(err, &ce):
 		out.Err = events.NewError(events.BinInvalidInput, events.ReasonConflict,
-			"the original changed while the agent ran: save the change with --diff-out FILE, settle those paths, then `hub apply FILE`; or run again",
+			"the original changed while the agent ran: the whole change is in run.finished.diff (and in --diff-out FILE when given); settle those paths, then apply it with `hub apply FILE`, or run again",
 			"nothing was applied: %s", strings.Join(first(ce.Paths, maxNamed), "; "))
 	case errors.As(err, &pe):
 		out.Err = events.NewError(events.BinPermissionDenied, events.ReasonProtectedPath,

@@ -61,6 +61,16 @@ func init() {
 				err = os.Link(o.To, o.Path)
 			case "chmod":
 				err = os.Chmod(o.Path, fs.FileMode(o.Mode))
+			case "replace-self": // move the working directory away, a link to Path in its place
+				wd, _ := os.Getwd()
+				if err = os.Rename(wd, wd+".moved"); err == nil {
+					err = os.Symlink(o.Path, wd)
+				}
+			case "truncate": // a sparse file of Mode MiB
+				err = os.WriteFile(o.Path, nil, 0o644)
+				if err == nil {
+					err = os.Truncate(o.Path, int64(o.Mode)<<20)
+				}
 			case "git":
 				cmd := exec.Command("git", strings.Fields(o.Args)...)
 				cmd.Stderr = os.Stderr
@@ -595,4 +605,54 @@ func TestSandboxWorktreeGitDir(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dotGit, "index")); string(got) != string(index) {
 		t.Error("the user's .git/index was rewritten by a sandboxed run")
 	}
+}
+
+// TestSandboxHugeFile: a file too large to carry in a diff (sparse: it
+// costs no disk) is refused by name, and the run still ends with its
+// run.finished.
+func TestSandboxHugeFile(t *testing.T) {
+	t.Parallel()
+	root := sandboxTree(t)
+	ops := []fsOp{{Op: "truncate", Path: "huge.bin", Mode: 8 << 10}} // MiB
+	r := sandboxRun(t, context.Background(), root, ops, func(r *adapters.Request) { r.Apply = true }, nil)
+	wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonProtectedPath)
+	if !strings.Contains(r.fin.Error.Message, "huge.bin") || !strings.Contains(r.fin.Error.Message, "MiB") {
+		t.Errorf("error %q does not name huge.bin as too large", r.fin.Error.Message)
+	}
+	wantNoSandbox(t, r.sandboxDir(t))
+}
+
+// TestSandboxTempInsideCwd: with the temporary directory inside --cwd, the
+// copy leaves the sandbox out of itself.
+func TestSandboxTempInsideCwd(t *testing.T) {
+	t.Parallel()
+	root := sandboxTree(t)
+	tmp := filepath.Join(root, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := sandboxRun(t, context.Background(), root, []fsOp{{Op: "write", Path: "a.txt", Data: "x\n"}}, nil, nil, adapters.WithTempDir(tmp))
+	wantBin(t, r.fin, "", "")
+	if ch := r.changes(); len(ch) != 1 || ch["a.txt"].Change != events.ChangeModified {
+		t.Errorf("file.changed = %+v, want a.txt alone", ch)
+	}
+	wantNoSandbox(t, r.sandboxDir(t))
+}
+
+// TestSandboxReplaced: an agent that puts a link to the original in its
+// sandbox's place gets nothing applied (the diff would read the original
+// as the change), and the run says why.
+func TestSandboxReplaced(t *testing.T) {
+	t.Parallel()
+	root := sandboxTree(t)
+	before := adaptertest.TreeState(t, root)
+	r := sandboxRun(t, context.Background(), root, []fsOp{{Op: "replace-self", Path: root}}, func(r *adapters.Request) { r.Apply = true }, nil)
+	wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonProtectedPath)
+	if !strings.Contains(r.fin.Error.Message, "replaced") {
+		t.Errorf("error %q does not say the sandbox was replaced", r.fin.Error.Message)
+	}
+	if d := adaptertest.TreeDiff(before, adaptertest.TreeState(t, root)); len(d) > 0 {
+		t.Errorf("the original changed: %v", d)
+	}
+	wantNoSandbox(t, r.sandboxDir(t))
 }

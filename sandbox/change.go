@@ -208,6 +208,9 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 		if f.Protected == "" {
 			f.Protected = s.protectedBy(f.Path)
 		}
+		if f.Protected == "" {
+			f.Protected = s.tooLarge(f, cur)
+		}
 		if f.Protected == "" && f.OldPath != "" {
 			f.Protected = s.protectedBy(f.OldPath)
 		}
@@ -228,6 +231,31 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 	return r, nil
 }
 
+// MaxFileBytes is the largest file a change may carry: 64 MiB, before or
+// after. A diff holds a file's content (whole, for a binary one), and hub
+// holds the diff in memory; a larger file (a sparse 8 GiB one costs no
+// disk) is refused.
+const MaxFileBytes = 64 << 20
+
+// tooLarge says why f's content is too large to carry, or "".
+func (s *Sandbox) tooLarge(f *File, cur map[string]current) string {
+	size := int64(0)
+	if c, ok := cur[f.Path]; ok && f.Kind != Deleted {
+		size = c.fi.Size()
+	}
+	from := f.Path
+	if f.OldPath != "" {
+		from = f.OldPath
+	}
+	if e, ok := s.snap[from]; ok && f.Kind != Added && e.size > size {
+		size = e.size
+	}
+	if size > MaxFileBytes {
+		return fmt.Sprintf("%d bytes, over the %d MiB a change may carry in its diff", size, MaxFileBytes>>20)
+	}
+	return ""
+}
+
 // idOf returns the blob id of the sandbox's rel as it is now.
 func (s *Sandbox) idOf(rel string, c current) (string, error) {
 	p := filepath.Join(s.Dir, filepath.FromSlash(rel))
@@ -238,11 +266,22 @@ func (s *Sandbox) idOf(rel string, c current) (string, error) {
 		}
 		return blobID([]byte(t)), nil
 	}
+	if c.fi.Size() > MaxFileBytes {
+		return largeID(rel, c.fi), nil // refused unread (tooLarge)
+	}
 	id, err := fileID(p, c.fi.Size())
 	if err != nil {
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
 	return id, nil
+}
+
+// largeID stands for the id of a file over MaxFileBytes, which hub does
+// not read: unique to its path, size and times, so that it matches no
+// other file's and changes with it.
+func largeID(rel string, fi fs.FileInfo) string {
+	st := stampOf(fi)
+	return fmt.Sprintf("large:%d:%d:%d:%s", st.size, st.mtime, st.ctime, rel)
 }
 
 // escapes says why the sandbox's rel resolves outside the root, or "": a

@@ -224,6 +224,10 @@ func (s *Sandbox) copyTree(ctx context.Context) error {
 			return fmt.Errorf("sandbox: copying %s: %w", p, err)
 		}
 		switch {
+		case fi.IsDir() && s.isSandboxTmp(p, fi):
+			// TMPDIR inside --cwd: the sandbox (or another run's) is no
+			// part of the tree it copies.
+			return filepath.SkipDir
 		case fi.IsDir():
 			dirs = append(dirs, dirMode{dst, fi.Mode().Perm()})
 			return os.Mkdir(dst, 0o700)
@@ -391,7 +395,9 @@ func (s *Sandbox) record(ctx context.Context, rel string) error {
 		s.snapMu.Unlock()
 		return nil
 	}
-	if e.oid, err = fileID(p, fi.Size()); err != nil {
+	if fi.Size() > MaxFileBytes {
+		e.oid = largeID(rel, fi) // never diffed (tooLarge): not read
+	} else if e.oid, err = fileID(p, fi.Size()); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	switch {
@@ -493,4 +499,18 @@ func (s *Sandbox) userIndexTree(ctx context.Context) (string, error) {
 	r.env = []string{"GIT_INDEX_FILE=" + cp}
 	t, err := r.git(ctx, "write-tree")
 	return strings.TrimSpace(string(t)), err
+}
+
+// isSandboxTmp reports whether the directory p (fi) is this sandbox's
+// temporary directory or another hub run's (hub-sandbox-* holding an
+// owner file).
+func (s *Sandbox) isSandboxTmp(p string, fi fs.FileInfo) bool {
+	if t, err := os.Lstat(s.tmp); err == nil && os.SameFile(t, fi) {
+		return true
+	}
+	if !strings.HasPrefix(filepath.Base(p), "hub-sandbox-") {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(p, ownerFile))
+	return err == nil
 }
