@@ -656,3 +656,20 @@ func TestSandboxReplaced(t *testing.T) {
 	}
 	wantNoSandbox(t, r.sandboxDir(t))
 }
+
+// TestSandboxNestedRepo: a repository the agent makes inside a worktree
+// sandbox is refused by name, as a .git path, not silently dropped.
+func TestSandboxNestedRepo(t *testing.T) {
+	t.Parallel()
+	root := sandboxTree(t)
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-qm", "init")
+	ops := []fsOp{{Op: "git", Args: "init -q vendor/lib"}, {Op: "write", Path: "vendor/lib/lib.go", Data: "package lib\n"}}
+	r := sandboxRun(t, context.Background(), root, ops, func(r *adapters.Request) { r.Sandbox = sandbox.Worktree }, nil)
+	wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonProtectedPath)
+	if !strings.Contains(r.fin.Error.Message, "vendor/lib/.git") {
+		t.Errorf("error %q does not name vendor/lib/.git", r.fin.Error.Message)
+	}
+	wantNoSandbox(t, r.sandboxDir(t))
+}

@@ -39,6 +39,18 @@ func (e *ProtectedError) Error() string {
 	return "sandbox: the change touches protected paths: " + strings.Join(e.Paths, "; ")
 }
 
+// WorktreeDiffHeader is the first line of a worktree sandbox's diff: its
+// paths are relative to the repository's top level, not to --cwd (git
+// apply, like any patch reader, skips text before the first "diff --git").
+// InRepositoryTop reports it.
+const WorktreeDiffHeader = "hub sandbox diff (--sandbox worktree): paths are relative to the repository's top level"
+
+// InRepositoryTop reports whether diff begins with WorktreeDiffHeader: its
+// paths are relative to the top level of a repository.
+func InRepositoryTop(diff []byte) bool {
+	return bytes.HasPrefix(diff, []byte(WorktreeDiffHeader+"\n"))
+}
+
 // ErrBadDiff is a diff Apply cannot read.
 var ErrBadDiff = errors.New("sandbox: not a diff hub can apply")
 
@@ -149,10 +161,22 @@ func Apply(ctx context.Context, root string, diff []byte, o ApplyOptions) ([]App
 			o.kind = Deleted
 		case f.IsRename:
 			o.kind = Renamed
+		case f.OldName != f.NewName:
+			// Two names and no rename: git apply would take it as a
+			// rename that checks neither side. Refused.
+			return nil, fmt.Errorf("%w: %s and %s differ with no rename header", ErrBadDiff, f.OldName, f.NewName)
 		default:
 			o.kind = Modified
 		}
 		ops = append(ops, o)
+	}
+	written := map[string]int{} // each path the diff leaves content at, at most once
+	for _, o := range ops {
+		if o.kind != Deleted {
+			if written[o.f.NewName]++; written[o.f.NewName] == 2 {
+				conflicts = append(conflicts, o.f.NewName+": changed twice by the diff")
+			}
+		}
 	}
 	if len(protected) > 0 {
 		sort.Strings(protected)

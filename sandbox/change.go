@@ -217,6 +217,9 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 	}
 	if s.Mode == Worktree {
 		files = append(files, s.metaFiles...)
+		for _, n := range s.nested {
+			files = append(files, File{Path: n, Kind: Added, Protected: "a git repository inside the tree: none of its files is part of the change"})
+		}
 	}
 	sort.SliceStable(files, func(i, j int) bool {
 		if files[i].Path != files[j].Path {
@@ -227,6 +230,9 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 	r := &Result{Files: files}
 	if r.Diff, err = s.diff(ctx, r.Files, cur, ids); err != nil {
 		return nil, err
+	}
+	if s.Mode == Worktree && len(r.Diff) > 0 {
+		r.Diff = append([]byte(WorktreeDiffHeader+"\n"), r.Diff...)
 	}
 	return r, nil
 }
@@ -413,8 +419,15 @@ func (s *Sandbox) list(ctx context.Context) (map[string]current, error) {
 		for rel := range s.snap {
 			paths = append(paths, rel)
 		}
+		s.nested = nil
 		for _, rel := range paths {
 			if _, ok := cur[rel]; ok {
+				continue
+			}
+			if strings.HasSuffix(rel, "/") {
+				// git lists a repository the agent made inside the tree
+				// as its directory, and none of its files.
+				s.nested = append(s.nested, rel+".git")
 				continue
 			}
 			// A path below a link the agent put in place of a directory

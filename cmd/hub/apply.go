@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,8 +24,8 @@ func applyCommand() *cli.Command {
 		Description: "Applies all or nothing: every path the diff touches must be as the diff expects (its blob id on the index line,\n" +
 			"else its hunks apply exactly) and a path it adds must not exist, else nothing is written and hub exits 5\n" +
 			"(invalid_input/conflict); a .git path, a --protect glob, a path below a symbolic link or a new link that points\n" +
-			"outside the tree is refused with exit 6 (permission_denied/protected_path). Paths are relative to --cwd\n" +
-			"(for a --sandbox worktree diff: the repository's top level).",
+			"outside the tree is refused with exit 6 (permission_denied/protected_path). Paths are relative to --cwd;\n" +
+			"without --cwd, a --sandbox worktree diff (its first line says so) applies at the top of the repository hub runs in.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "cwd", Usage: "the tree to apply to (default: the current directory)"},
 			&cli.StringSliceFlag{Name: "protect", KeepSpace: true, Usage: "glob of paths the diff may not touch (repeatable); .git is always refused"},
@@ -68,6 +70,15 @@ func applyAction(c *cli.Context) error {
 	}
 	if len(diff) > sandbox.MaxDiffBytes {
 		return usagef("apply: %s is over %d bytes, the most hub applies", name, sandbox.MaxDiffBytes)
+	}
+	if !c.IsSet("cwd") && sandbox.InRepositoryTop(diff) {
+		// A worktree sandbox's diff: relative to the repository's top
+		// level, wherever in it hub apply runs (as git apply takes it).
+		top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+		if err != nil {
+			return usagef("apply: %s is a --sandbox worktree diff, relative to a repository's top level, and %s is in no repository: give --cwd", name, root)
+		}
+		root = strings.TrimSpace(string(top))
 	}
 	if c.Bool("confirm") {
 		if err := (approval{confirm: true}).approveChange(c.Context, diff, nil); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -191,5 +192,75 @@ func TestSandboxText(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr %q lacks %q", stderr, want)
 		}
+	}
+}
+
+// TestApplyHandMade: diffs no sandbox writes, that would touch a path
+// unchecked, are refused and write nothing.
+func TestApplyHandMade(t *testing.T) {
+	for _, tc := range []struct {
+		name, diff string
+		code       int
+		says       string
+	}{
+		{"two names, no rename", "diff --git a/a.txt b/x.txt\n--- a/a.txt\n+++ b/x.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n", 5, "no rename"},
+		{"added twice", "diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+1\ndiff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+2\n", 5, "changed twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := sandboxOriginal(t)
+			p := filepath.Join(t.TempDir(), "d.diff")
+			if err := os.WriteFile(p, []byte(tc.diff), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			code, _, stderr := hub(t, "", "apply", "--cwd", root, p)
+			if code != tc.code || !strings.Contains(stderr, tc.says) {
+				t.Errorf("exit %d, stderr %q; want %d saying %q", code, stderr, tc.code, tc.says)
+			}
+			if ents, _ := os.ReadDir(root); len(ents) != 1 || readFile(t, filepath.Join(root, "a.txt")) != "one\ntwo\n" {
+				t.Errorf("the tree changed")
+			}
+		})
+	}
+}
+
+// TestApplyWorktreeDiffFromSubdir: a worktree sandbox's diff is relative
+// to the repository's top level; hub apply run in a subdirectory (no
+// --cwd) applies it there, as git apply does, not below the subdirectory.
+func TestApplyWorktreeDiffFromSubdir(t *testing.T) {
+	root := sandboxOriginal(t)
+	sub := filepath.Join(root, "src")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "x.go"), []byte("package x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "wt.diff")
+	bin := fakeAgent(t, "echo new > new.go\n"+okBody)
+	if code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--cwd", sub, "--sandbox", "worktree", "--diff-out", out, "x"); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "apply", out)
+	cmd.Dir = sub
+	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
+	if b, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(b), "added src/new.go") {
+		t.Fatalf("hub apply in src/: %v: %s", err, b)
+	}
+	if got := readFile(t, filepath.Join(sub, "new.go")); got != "new\n" {
+		t.Errorf("src/new.go = %q, want the agent's file", got)
+	}
+	if _, err := os.Lstat(filepath.Join(sub, "src")); err == nil {
+		t.Error("the diff was applied below src/ (src/src/new.go)")
 	}
 }
