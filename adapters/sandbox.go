@@ -163,13 +163,24 @@ func (r *runner) settle(ctx context.Context, rec record) record {
 		r.opt.diffOut(res.Diff)
 	}
 	if prot := res.Protected(); len(prot) > 0 {
-		named := make([]string, 0, min(len(prot), maxNamed))
+		// The paths grouped by why, each reason said once.
+		var whys []string
+		byWhy := map[string][]string{}
 		for i, f := range prot {
 			if i == maxNamed {
-				named = append(named, fmt.Sprintf("and %d more", len(prot)-maxNamed))
 				break
 			}
-			named = append(named, f.Path+" ("+f.Protected+")")
+			if byWhy[f.Protected] == nil {
+				whys = append(whys, f.Protected)
+			}
+			byWhy[f.Protected] = append(byWhy[f.Protected], f.Path)
+		}
+		named := make([]string, 0, len(whys)+1)
+		for _, why := range whys {
+			named = append(named, strings.Join(byWhy[why], ", ")+" ("+why+")")
+		}
+		if len(prot) > maxNamed {
+			named = append(named, fmt.Sprintf("and %d more", len(prot)-maxNamed))
 		}
 		out.Err = events.NewError(events.BinPermissionDenied, events.ReasonProtectedPath,
 			"tell the agent to leave these paths alone, or drop the --protect glob that covers them; the rest of the change is in the diff (--diff-out FILE) to review",

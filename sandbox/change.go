@@ -576,7 +576,10 @@ func (s *Sandbox) readGitMeta(ctx context.Context) (map[string]metaEntry, error)
 				switch {
 				case sub == "worktrees" && len(parts) == 2 && s.adminDir != "" && parts[1] == own:
 					return filepath.SkipDir // the sandbox's own
-				case sub == "modules" && d.Name() == "objects":
+				case sub == "modules" && d.Name() == "objects",
+					(sub == "worktrees" || sub == "modules") && len(parts) > 2 && (d.Name() == "logs" || d.Name() == "refs"):
+					// Objects, reflogs and per-worktree refs: what git
+					// writes as the user works in another worktree.
 					return filepath.SkipDir
 				}
 				return nil
@@ -696,7 +699,7 @@ func removeEmptyDirsUpTo(dir, top string) {
 func gitOwn(name string) bool {
 	switch name {
 	case "index", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE",
-		"CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG", "packed-refs", "HEAD", "shallow", "gc.log", "gc.pid", "sharedindex":
+		"CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_LOG", "packed-refs", "HEAD", "shallow", "gc.log", "gc.pid", "sharedindex":
 		return true
 	}
 	return strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "sharedindex.")

@@ -150,7 +150,7 @@ func copyFile(src, dst string, fi fs.FileInfo) error {
 // hasGitPart reports whether the slash path rel has a .git component.
 func hasGitPart(rel string) bool {
 	for _, p := range strings.Split(rel, "/") {
-		if p == ".git" {
+		if strings.EqualFold(p, ".git") { // .GIT is .git on a case-insensitive file system
 			return true
 		}
 	}
