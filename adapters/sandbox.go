@@ -130,6 +130,11 @@ func (r *runner) settle(ctx context.Context, rec record) record {
 	res, err := sb.Changes(context.WithoutCancel(ctx))
 	switch {
 	case err == nil:
+	case errors.Is(err, sandbox.ErrChangeTooLarge):
+		out.Err = events.NewError(events.BinPermissionDenied, events.ReasonProtectedPath,
+			"have the agent make smaller changes (or keep generated files out of the tree, or in paths git ignores); --keep-sandbox keeps the sandbox to look at",
+			"nothing was applied: %v", err)
+		return rec
 	case errors.Is(err, sandbox.ErrReplaced), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.ELOOP):
 		// The agent's doing: it moved its sandbox away, or left parts of
 		// it that cannot be read.

@@ -673,3 +673,38 @@ func TestSandboxNestedRepo(t *testing.T) {
 	}
 	wantNoSandbox(t, r.sandboxDir(t))
 }
+
+// TestSandboxWorktreeGitState: more of the shared git directory — a
+// shallow file, a rebase in progress, remotes, an object rewritten in
+// place — is watched: put back, or (an object) named with what to check.
+func TestSandboxWorktreeGitState(t *testing.T) {
+	t.Parallel()
+	root := sandboxTree(t)
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-qm", "init")
+	head := strings.TrimSpace(gitIn(t, root, "rev-parse", "HEAD"))
+	blob := strings.TrimSpace(gitIn(t, root, "rev-parse", "HEAD:a.txt"))
+	dotGit := filepath.Join(root, ".git")
+	object := filepath.Join(dotGit, "objects", blob[:2], blob[2:])
+	ops := []fsOp{
+		{Op: "write", Path: filepath.Join(dotGit, "shallow"), Data: head + "\n"},
+		{Op: "write", Path: filepath.Join(dotGit, "rebase-merge", "git-rebase-todo"), Data: "exec touch /nonexistent/x\n"},
+		{Op: "write", Path: filepath.Join(dotGit, "remotes", "origin"), Data: "URL: /evil\n"},
+		{Op: "chmod", Path: object, Mode: 0o644},
+		{Op: "write", Path: object, Data: "not the object"},
+	}
+	r := sandboxRun(t, context.Background(), root, ops, func(r *adapters.Request) { r.Sandbox = sandbox.Worktree }, nil)
+	wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonProtectedPath)
+	for _, p := range []string{".git/shallow", ".git/rebase-merge/git-rebase-todo", ".git/remotes/origin", "git fsck"} {
+		if !strings.Contains(r.fin.Error.Message, p) {
+			t.Errorf("error does not name %s: %s", p, r.fin.Error.Message)
+		}
+	}
+	for _, p := range []string{"shallow", "rebase-merge", "remotes"} {
+		if _, err := os.Lstat(filepath.Join(dotGit, p)); err == nil {
+			t.Errorf(".git/%s is still there", p)
+		}
+	}
+	wantNoSandbox(t, r.sandboxDir(t))
+}

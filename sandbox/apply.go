@@ -123,7 +123,13 @@ func Apply(ctx context.Context, root string, diff []byte, o ApplyOptions) ([]App
 	// One Apply at a time on a tree: the check and the writes are one
 	// step, so of two applies of changes to one path exactly one lands and
 	// the other is a conflict.
-	unlock, err := lockTree(ctx, root)
+	// The lock is the repository's when root is in one: an apply at its
+	// top and one in a subdirectory touch the same files.
+	lockAt := root
+	if rp, _ := findRepo(ctx, root); rp != nil {
+		lockAt = rp.top
+	}
+	unlock, err := lockTree(ctx, lockAt)
 	if err != nil {
 		return nil, err
 	}

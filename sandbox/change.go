@@ -1,7 +1,10 @@
 package sandbox
 
 import (
+	"compress/zlib"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -108,6 +111,7 @@ func (s *Sandbox) Changes(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		s.metaFiles, s.metaDone = s.restoreGitMeta(s.gitMeta, meta), true
+		s.metaFiles = append(s.metaFiles, rewrittenObjects(s.commonDir, s.objStamps, objectStamps(s.commonDir))...)
 	}
 	cur, err := s.list(ctx)
 	if err != nil {
@@ -363,7 +367,10 @@ func linkOutside(at, target string, link func(rel string) (string, bool), guard 
 		via = p
 		todo = append(strings.Split(t, "/"), todo...)
 	}
-	if to := strings.Join(dir, "/"); to != "" && guard != nil {
+	if to := strings.Join(dir, "/"); guard != nil {
+		if to == "" {
+			return "a symbolic link to the root itself, a way into .git and every protected path (" + target + ")"
+		}
 		if why := guard(to); why != "" {
 			return "a symbolic link to " + to + ", which is protected (" + why + ")"
 		}
@@ -558,14 +565,33 @@ func (s *Sandbox) readGitMeta(ctx context.Context) (map[string]metaEntry, error)
 			m[name] = e
 		}
 	}
+	// The staged content of the user's index (not its stat cache, which
+	// any git status rewrites): reported, never put back (it may be the
+	// user's own staging).
+	if ls, err := s.repo.git(ctx, "ls-files", "-s", "-z"); err == nil {
+		m[".git/index"] = metaEntry{sum: blobID(ls), ref: true}
+	}
+	subs := []string{"objects/info", "worktrees", "modules"}
 	top, _ := os.ReadDir(dir)
 	for _, e := range top {
-		if fi, err := e.Info(); err == nil && !fi.IsDir() && !gitOwn(e.Name()) {
+		fi, err := e.Info()
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			switch e.Name() {
+			case "objects", "refs", "logs", "worktrees", "modules", "lfs":
+				// objects: objects/info only (and objStamps); refs by
+				// for-each-ref; logs are reflogs; worktrees and modules
+				// below; lfs is a content store.
+			default:
+				subs = append(subs, e.Name()) // hooks, info, rebase-merge, remotes, …
+			}
+		case !gitOwn(e.Name()):
 			keep(filepath.Join(dir, e.Name()), fi)
 		}
 	}
 	own := filepath.Base(s.adminDir)
-	for _, sub := range []string{"hooks", "info", "objects/info", "worktrees", "modules"} {
+	for _, sub := range subs {
 		_ = filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
@@ -610,7 +636,22 @@ func (s *Sandbox) restoreGitMeta(before, after map[string]metaEntry) []File {
 	for k := range after {
 		names[k] = true
 	}
+	// What the agent added goes first, then what it changed or removed is
+	// put back: a link it put in a directory's place (added) must be gone
+	// before the directory's files are written again.
+	order := make([]string, 0, len(names))
 	for k := range names {
+		order = append(order, k)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		_, ai := before[order[i]]
+		_, aj := before[order[j]]
+		if ai != aj {
+			return !ai
+		}
+		return order[i] < order[j]
+	})
+	for _, k := range order {
 		old, had := before[k]
 		cur, has := after[k]
 		if had && has && old.sum == cur.sum {
@@ -629,8 +670,11 @@ func (s *Sandbox) restoreGitMeta(before, after map[string]metaEntry) []File {
 			if had {
 				undo = "git update-ref " + strings.TrimPrefix(k, ".git/") + " " + old.sum
 			}
-			if k == ".git/HEAD" {
+			switch k {
+			case ".git/HEAD":
 				undo = "check out what you had (HEAD was " + old.sum + ")"
+			case ".git/index":
+				undo = "git diff --cached, then git restore --staged PATH for what you did not stage"
 			}
 			f.Bytes = -1
 			if f.Kind != Deleted {
@@ -645,6 +689,7 @@ func (s *Sandbox) restoreGitMeta(before, after map[string]metaEntry) []File {
 		cache := slices.Contains(agentGitCaches, k)
 		switch {
 		case !had:
+			realDirs(s.commonDir, filepath.Dir(p))
 			if err := os.RemoveAll(p); err != nil {
 				f.Protected = sharedWhy + " — hub could not remove it: " + err.Error()
 			}
@@ -652,7 +697,7 @@ func (s *Sandbox) restoreGitMeta(before, after map[string]metaEntry) []File {
 		case old.content == nil && !old.link:
 			f.Protected = sharedWhy + " — too large for hub to put back"
 		default:
-			_ = os.MkdirAll(filepath.Dir(p), 0o755)
+			realDirs(s.commonDir, filepath.Dir(p))
 			_ = os.RemoveAll(p)
 			var err error
 			if old.link {
@@ -683,6 +728,111 @@ func (s *Sandbox) restoreGitMeta(before, after map[string]metaEntry) []File {
 // resolveDirectory), seen with 1.18.33.
 var agentGitCaches = []string{".git/opencode"}
 
+// objectStamps stamps every file of the object store in dir (loose
+// objects and packs; not objects/info, which readGitMeta keeps).
+func objectStamps(dir string) map[string]stamp {
+	m := map[string]stamp{}
+	root := filepath.Join(dir, "objects")
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == "info" && filepath.Dir(p) == root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				rel, _ := filepath.Rel(dir, p)
+				m[".git/"+filepath.ToSlash(rel)] = stampOf(fi)
+			}
+		}
+		return nil
+	})
+	return m
+}
+
+// rewrittenObjects are the files of the object store that were there
+// before and were rewritten since: an object never changes (new ones
+// are the agent's commits, and git gc may remove loose ones), so a
+// rewritten one is the agent's doing, which hub cannot undo.
+//
+// git "freshens" an object it is asked to write again by touching it, so
+// a moved stamp alone proves nothing: a loose object is rewritten when its
+// content no longer hashes to its name, a pack when its inode or size
+// changed.
+func rewrittenObjects(dir string, before, after map[string]stamp) []File {
+	var files []File
+	for k, st := range before {
+		now, ok := after[k]
+		if !ok || now == st {
+			continue
+		}
+		if loose := looseID(k); loose != "" {
+			if looseHolds(filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(k, ".git/"))), loose) {
+				continue
+			}
+		} else if now.ino == st.ino && now.size == st.size {
+			continue
+		}
+		{
+			files = append(files, File{Path: k, Kind: Modified, Bytes: now.size,
+				Protected: "an object file of the repository was rewritten (objects never change) — check the original with `git fsck`"})
+		}
+	}
+	return files
+}
+
+// looseID is the object id a loose object's path (".git/objects/ab/cd…")
+// names, "" for another file.
+func looseID(rel string) string {
+	parts := strings.Split(rel, "/")
+	if len(parts) != 4 || len(parts[2]) != 2 || len(parts[3]) != 38 {
+		return ""
+	}
+	return parts[2] + parts[3]
+}
+
+// looseHolds reports whether the loose object file p inflates to content
+// whose id is id (the object git named it after).
+func looseHolds(p, id string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	z, err := zlib.NewReader(f)
+	if err != nil {
+		return false
+	}
+	h := sha1.New()
+	if _, err := io.Copy(h, io.LimitReader(z, MaxFileBytes+1<<10)); err != nil {
+		return false
+	}
+	return hex.EncodeToString(h.Sum(nil)) == id
+}
+
+// realDirs makes every directory from top down to dir a real one: a link
+// the agent put in a directory's place is removed (and the directory made
+// again), so that putting a file back never writes through it.
+func realDirs(top, dir string) {
+	rel, err := filepath.Rel(top, dir)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return
+	}
+	d := top
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		d = filepath.Join(d, part)
+		fi, err := os.Lstat(d)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			_ = os.Remove(d) // a link or a file in a directory's place
+		}
+		_ = os.Mkdir(d, 0o755)
+	}
+}
+
 // removeEmptyDirsUpTo removes dir and its parents while they are empty,
 // stopping at top (not removed).
 func removeEmptyDirsUpTo(dir, top string) {
@@ -698,9 +848,8 @@ func removeEmptyDirsUpTo(dir, top string) {
 // the user's in the original) rewrites: no change of the user's.
 func gitOwn(name string) bool {
 	switch name {
-	case "index", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "MERGE_HEAD", "MERGE_MSG", "MERGE_MODE", "AUTO_MERGE",
-		"CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_LOG", "packed-refs", "HEAD", "shallow", "gc.log", "gc.pid", "sharedindex":
-		return true
+	case "index", "ORIG_HEAD", "FETCH_HEAD", "COMMIT_EDITMSG", "AUTO_MERGE", "packed-refs", "HEAD", "gc.log", "gc.pid":
+		return true // the index is compared by its staged content, HEAD and packed refs as refs
 	}
 	return strings.HasSuffix(name, ".lock") || strings.HasPrefix(name, "sharedindex.")
 }

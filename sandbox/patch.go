@@ -112,9 +112,20 @@ func (s *Sandbox) diff(ctx context.Context, files []File, cur map[string]current
 			continue // nothing git would show
 		}
 		out.WriteString(text)
+		if out.Len() > MaxChangeBytes {
+			return nil, fmt.Errorf("%w: over %d MiB after %s", ErrChangeTooLarge, MaxChangeBytes>>20, f.Path)
+		}
 	}
 	return out.Bytes(), nil
 }
+
+// MaxChangeBytes is the largest diff Changes writes: 256 MiB (hub holds it
+// in memory, and so does whoever reads run.finished's cut of it and the
+// whole of it through --diff-out).
+const MaxChangeBytes = 256 << 20
+
+// ErrChangeTooLarge is a change whose diff is over MaxChangeBytes.
+var ErrChangeTooLarge = errors.New("sandbox: the change is too large to carry in one diff")
 
 // content returns the sandbox's rel as it is now: a file's bytes, a link's
 // target.

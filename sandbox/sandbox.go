@@ -106,9 +106,10 @@ type Sandbox struct {
 	adminDir  string
 	metaFiles []File
 	metaDone  bool
-	nested    []string  // worktree mode: repositories the agent made inside the tree (their .git)
-	dirID     stamp     // Dir's own inode, to tell it was not replaced
-	racy      time.Time // when the snapshot was done: a file stamped near it is read, not trusted
+	objStamps map[string]stamp // the object store's files before the run
+	nested    []string         // worktree mode: repositories the agent made inside the tree (their .git)
+	dirID     stamp            // Dir's own inode, to tell it was not replaced
+	racy      time.Time        // when the snapshot was done: a file stamped near it is read, not trusted
 	removed   bool
 }
 

@@ -266,6 +266,7 @@ func (s *Sandbox) addWorktree(ctx context.Context) error {
 		return err
 	}
 	s.gitMeta = meta
+	s.objStamps = objectStamps(s.commonDir)
 	if _, err := r.git(ctx, "worktree", "add", "--detach", "--no-checkout", s.Dir, "HEAD"); err != nil {
 		return err
 	}
