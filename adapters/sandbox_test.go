@@ -117,6 +117,16 @@ func sandboxTree(t *testing.T) string {
 	return root
 }
 
+// sandboxRepo is sandboxTree made a git repository with one commit.
+func sandboxRepo(t *testing.T) string {
+	t.Helper()
+	root := sandboxTree(t)
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-qm", "init")
+	return root
+}
+
 func gitIn(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
@@ -422,10 +432,7 @@ func TestSandboxWorktree(t *testing.T) {
 // repository: that is a change to .git, refused.
 func TestSandboxWorktreeRefs(t *testing.T) {
 	t.Parallel()
-	root := sandboxTree(t)
-	gitIn(t, root, "init", "-q")
-	gitIn(t, root, "add", "-A")
-	gitIn(t, root, "commit", "-qm", "init")
+	root := sandboxRepo(t)
 	r := sandboxRun(t, context.Background(), root, []fsOp{{Op: "git", Args: "branch agent-branch"}}, func(r *adapters.Request) { r.Sandbox = sandbox.Worktree }, nil)
 	wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonProtectedPath)
 	if !strings.Contains(r.fin.Error.Message, ".git/refs/heads/agent-branch") {
@@ -546,10 +553,7 @@ func TestSandboxWriteToOriginal(t *testing.T) {
 // agent's fsmonitor command; the user's index is not rewritten.
 func TestSandboxWorktreeGitDir(t *testing.T) {
 	t.Parallel()
-	root := sandboxTree(t)
-	gitIn(t, root, "init", "-q")
-	gitIn(t, root, "add", "-A")
-	gitIn(t, root, "commit", "-qm", "init")
+	root := sandboxRepo(t)
 	out := t.TempDir()
 	marker := filepath.Join(out, "ran")
 	monitor := filepath.Join(out, "monitor")
@@ -661,10 +665,7 @@ func TestSandboxReplaced(t *testing.T) {
 // sandbox is refused by name, as a .git path, not silently dropped.
 func TestSandboxNestedRepo(t *testing.T) {
 	t.Parallel()
-	root := sandboxTree(t)
-	gitIn(t, root, "init", "-q")
-	gitIn(t, root, "add", "-A")
-	gitIn(t, root, "commit", "-qm", "init")
+	root := sandboxRepo(t)
 	ops := []fsOp{{Op: "git", Args: "init -q vendor/lib"}, {Op: "write", Path: "vendor/lib/lib.go", Data: "package lib\n"}}
 	r := sandboxRun(t, context.Background(), root, ops, func(r *adapters.Request) { r.Sandbox = sandbox.Worktree }, nil)
 	wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonProtectedPath)
@@ -679,10 +680,7 @@ func TestSandboxNestedRepo(t *testing.T) {
 // place — is watched: put back, or (an object) named with what to check.
 func TestSandboxWorktreeGitState(t *testing.T) {
 	t.Parallel()
-	root := sandboxTree(t)
-	gitIn(t, root, "init", "-q")
-	gitIn(t, root, "add", "-A")
-	gitIn(t, root, "commit", "-qm", "init")
+	root := sandboxRepo(t)
 	head := strings.TrimSpace(gitIn(t, root, "rev-parse", "HEAD"))
 	blob := strings.TrimSpace(gitIn(t, root, "rev-parse", "HEAD:a.txt"))
 	dotGit := filepath.Join(root, ".git")

@@ -113,6 +113,9 @@ func TestApplyRefuses(t *testing.T) {
 		{"dotdot", "diff --git a/../x b/../x\nnew file mode 100644\n--- /dev/null\n+++ b/../x\n@@ -0,0 +1 @@\n+x\n", 6, "outside the root"},
 		{"stale hunk", "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-three\n+four\n", 5, "invalid_input/conflict"},
 		{"broken hunk", "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,9 +1,2 @@\n one\n", 5, "invalid_input/bad_request"},
+		// Hand-made diffs that would touch a path unchecked.
+		{"two names, no rename", "diff --git a/a.txt b/x.txt\n--- a/a.txt\n+++ b/x.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n", 5, "no rename"},
+		{"added twice", "diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+1\ndiff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+2\n", 5, "changed twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := sandboxOriginal(t)
@@ -192,34 +195,6 @@ func TestSandboxText(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr %q lacks %q", stderr, want)
 		}
-	}
-}
-
-// TestApplyHandMade: diffs no sandbox writes, that would touch a path
-// unchecked, are refused and write nothing.
-func TestApplyHandMade(t *testing.T) {
-	for _, tc := range []struct {
-		name, diff string
-		code       int
-		says       string
-	}{
-		{"two names, no rename", "diff --git a/a.txt b/x.txt\n--- a/a.txt\n+++ b/x.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n", 5, "no rename"},
-		{"added twice", "diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+1\ndiff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+2\n", 5, "changed twice"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := sandboxOriginal(t)
-			p := filepath.Join(t.TempDir(), "d.diff")
-			if err := os.WriteFile(p, []byte(tc.diff), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			code, _, stderr := hub(t, "", "apply", "--cwd", root, p)
-			if code != tc.code || !strings.Contains(stderr, tc.says) {
-				t.Errorf("exit %d, stderr %q; want %d saying %q", code, stderr, tc.code, tc.says)
-			}
-			if ents, _ := os.ReadDir(root); len(ents) != 1 || readFile(t, filepath.Join(root, "a.txt")) != "one\ntwo\n" {
-				t.Errorf("the tree changed")
-			}
-		})
 	}
 }
 
