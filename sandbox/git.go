@@ -103,7 +103,8 @@ func zsplit(out []byte) []string {
 }
 
 // knownBlobs loads the ids of the blobs of HEAD and of the index, whose
-// content the snapshot can take from the repository rather than store.
+// content the diff can take from the repository rather than from the
+// original tree.
 func (r *repo) knownBlobs(ctx context.Context) error {
 	r.blobs = map[string]bool{}
 	if r.hasHead {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
@@ -200,19 +199,16 @@ func fragments(old, new []byte) ([]*gitdiff.TextFragment, error) {
 	return frags, nil
 }
 
-// cutLines cuts diff to at most max bytes at a line's end.
-func cutLines(diff string, max int) string {
-	if len(diff) <= max {
-		return diff
-	}
-	cut := diff[:max]
-	if i := strings.LastIndexByte(cut, '\n'); i >= 0 {
-		cut = cut[:i+1]
-	}
-	return cut
-}
-
 // Cut returns diff cut to at most max bytes at the end of a line (the
 // whole diff when it is shorter; at max itself when the first line is
 // longer).
-func Cut(diff []byte, max int) string { return cutLines(string(diff), max) }
+func Cut(diff []byte, max int) string {
+	if len(diff) <= max {
+		return string(diff)
+	}
+	cut := diff[:max]
+	if i := bytes.LastIndexByte(cut, '\n'); i >= 0 {
+		cut = cut[:i+1]
+	}
+	return string(cut)
+}
