@@ -14,7 +14,8 @@ import (
 // triage, decoder, guards) and the same verdict, given how the process ended
 // (end). It uses req.Agent, req.Model, req.Cwd, req.MaxLine and the budget
 // limits of req.Limits (a crossing ends the replay there, as it would stop
-// a live run); no process is started, so run.started has a null pid and
+// a live run); end.Stderr's lines are stderr notices after the
+// transcript's events; no process is started, so run.started has a null pid and
 // agent_version. The credentials of hub's own environment and req.Env are
 // redacted, as a live run redacts those of the agent's (a raw log holds them
 // as they were). Cancelling ctx stops reading and ends the run as
@@ -33,6 +34,12 @@ func Replay(ctx context.Context, req Request, transcript io.Reader, end normaliz
 	r.s.attempt(dec, req.MaxLine, append(os.Environ(), req.Env...), r.s.guardsFor(req, req.Limits, dec, &r.warned, r.opt.guards))
 	r.started([]string{}, nil, "")
 	r.s.readAll(transcript, func() bool { return ctx.Err() != nil })
+	if ctx.Err() == nil && r.s.sinkErr == nil {
+		// A transcript has no timing: the stderr notices come after stdout.
+		errLines := &stderrLines{s: r.s}
+		_, _ = errLines.Write([]byte(end.Stderr))
+		errLines.flush()
+	}
 	rec := record{Guard: r.s.over, Outcome: dec.Outcome(end), ExitCode: end.ExitCode, Signal: end.Signal}
 	if ctx.Err() != nil {
 		rec.Guard = events.NewError(events.BinCancelled, events.ReasonCaller,

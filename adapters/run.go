@@ -275,9 +275,16 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 		watch.original = r.sb.Root
 	}
 	r.s.attempt(dec, req.MaxLine, env, r.s.guardsFor(req, req.Limits, dec, &r.warned, append([]Guard{watch}, r.opt.guards...)))
+	// The agent's stderr becomes notices, sent from the stderr goroutine
+	// whenever this one does not hold the lock: from here until the agent
+	// runs (run.started comes first), and while it handles stdout lines.
+	lk := &runLock{}
+	errLines := &stderrLines{lock: lk, s: r.s}
+	lk.lock()
+	defer lk.unlock()
 	sup, err := proc.Launch(proc.Spec{
 		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: env, Stdin: spec.Stdin,
-		Grace: req.Limits.GraceOrDefault(), Orphans: r.opt.orphans,
+		Grace: req.Limits.GraceOrDefault(), Orphans: r.opt.orphans, Stderr: errLines,
 	})
 	if errors.Is(err, proc.ErrGuard) {
 		return record{}, guardError(spec.Path, err)
@@ -290,6 +297,7 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	// agent's tree running: kill it, wait for it, and let the panic go on.
 	defer func() {
 		if p := recover(); p != nil {
+			lk.unlock() // Wait waits for the stderr goroutine
 			sup.Kill(errPanic)
 			sup.Wait()
 			panic(p)
@@ -307,8 +315,10 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	if r.s.sinkErr != nil { // the consumer is gone already
 		sup.Stop(sinkCause{r.s.sinkErr})
 	}
-	terminal := r.read(sup, timers, req.Limits.IdleTimeout > 0)
+	terminal := r.read(sup, timers, req.Limits.IdleTimeout > 0, lk)
+	lk.unlock()
 	exit := sup.Wait()
+	errLines.flush()
 	watchDone()
 	out := dec.Outcome(normalize.End{ExitCode: exit.Code, Signal: exit.Signal, Stderr: exit.Stderr, Stopped: exit.Cause != nil})
 	return record{Guard: r.s.over, Cause: exit.Cause, Terminal: terminal, Outcome: out, ExitCode: exit.Code, Signal: exit.Signal}, nil
@@ -348,12 +358,12 @@ func (r *runner) watch(ctx context.Context, sup *proc.Supervisor) func() {
 }
 
 // read frames the agent's stdout and hands each line to the stream, until
-// stdout ends; it reports whether the agent's last event left it at its
+// stdout ends, holding lk but while it waits for stdout; it reports whether the agent's last event left it at its
 // terminal event. It always drains stdout so the agent never blocks on a
 // full pipe. Once a guard stopped the run, or hub signalled the agent
 // (unless the agent had already reached its terminal event), later output is
 // read but not forwarded.
-func (r *runner) read(sup *proc.Supervisor, timers *budget.Timers, idle bool) (terminal bool) {
+func (r *runner) read(sup *proc.Supervisor, timers *budget.Timers, idle bool, lk *runLock) (terminal bool) {
 	var src io.Reader = sup.Stdout()
 	if r.opt.rawLog != nil {
 		src = io.TeeReader(src, &rawLog{w: r.opt.rawLog})
@@ -363,6 +373,7 @@ func (r *runner) read(sup *proc.Supervisor, timers *budget.Timers, idle bool) (t
 	if idle {
 		src = &idleReader{r: src, t: timers}
 	}
+	src = lockedReader{r: src, l: lk} // stderr notices go in while hub waits
 	fr := framer.New(src, r.s.maxLine)
 	halted := func() bool { return r.s.halted() || sup.Stopped() && !terminal }
 	for {

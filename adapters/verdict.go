@@ -96,7 +96,12 @@ type record struct {
 //     whatever else happened (permission_denied/protected_path); a
 //     conflict on --apply, a refused approval or a change hub could not
 //     read fails a run that was ok;
-//  7. a failure without an error is internal (a hub bug, named as such).
+//  7. a failure without an error is internal (a hub bug, named as such);
+//  8. an ok run whose agent exited nonzero or by a signal on its own, after
+//     its terminal event, stays ok with an exit_status notice (returned):
+//     every decoder judges the terminal event first, whatever the exit
+//     (OpenCode's last step that finished with reason "stop" is its
+//     terminal event).
 //
 // DurationMS, RunID and the like are not its business; decide is pure.
 func decide(rec record) (events.RunFinished, *events.Notice) {
@@ -180,6 +185,9 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 		e.Message += " (" + rec.Note + ")"
 		rf.Error = &e
 	}
+	if rf.OK && notice == nil && rec.Cause == nil && (rec.Signal != "" || rec.ExitCode != nil && *rec.ExitCode != 0) {
+		notice = exitNotice(rec.ExitCode, rec.Signal)
+	}
 	if out.SessionID != "" {
 		rf.SessionID = &out.SessionID
 	}
@@ -190,6 +198,21 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 		rf.Signal = &rec.Signal
 	}
 	return rf, notice
+}
+
+// exitNotice is the exit_status notice of an ok run whose agent, on its
+// own, exited with a nonzero status or was ended by a signal after its
+// terminal event.
+func exitNotice(code *int, signal string) *events.Notice {
+	how, data := "", map[string]any{}
+	if signal != "" {
+		how, data["signal"] = "was ended by "+signal, signal
+	} else {
+		how, data["exit_code"] = fmt.Sprintf("exited with status %d", *code), *code
+	}
+	d, _ := json.Marshal(data)
+	return &events.Notice{Kind: events.NoticeExitStatus, Data: d, Message: "the agent " + how +
+		" after its terminal event reported success; the terminal event decides (its stderr notices may say why)"}
 }
 
 // hubCause maps the reason hub stopped the agent to its error, or nil when

@@ -274,6 +274,11 @@ const (
 	// NoticeSandboxKept says the sandbox was kept (--keep-sandbox); data
 	// has dir, where it is.
 	NoticeSandboxKept NoticeKind = "sandbox_kept"
+	// NoticeExitStatus says the agent's process ended with a nonzero exit
+	// status or a signal after its terminal event said the run succeeded:
+	// the terminal event decides (SPEC §4), and the notice keeps what the
+	// exit said. data has exit_code or signal.
+	NoticeExitStatus NoticeKind = "exit_status"
 )
 
 // Notice is something worth knowing that does not end the run. Data is an

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -30,6 +31,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/adapters/adaptertest/fakeagent"
 	"github.com/hubcli/hub/adapters/adaptertest/leakcheck"
@@ -542,7 +544,44 @@ var faultCases = []faultCase{
 		if msg := r.fin.Error.Message; !strings.Contains(msg, fakeagent.StderrLastLine) || len(msg) > 2000 {
 			t.Errorf("error message = %s, want at most 2000 bytes ending with the last stderr line", short(msg))
 		}
+		// 100 notices of its 102,401 lines, then one that counts the rest.
+		if n := r.notices("stderr"); len(n) != adapters.MaxNoticesPerKind+1 || !strings.Contains(n[len(n)-1].Message, "102301 more stderr notices") {
+			t.Errorf("%d stderr notices, want %d, the last counting 102301 more", len(n), adapters.MaxNoticesPerKind+1)
+		}
 		wantRSS(t, r, 0, 40*mb) // about 11 MB measured
+	}},
+	// stderr lines among the answer's: one stderr notice per line that
+	// is not blank once cleaned of escapes, the long one cut, the last one
+	// without its newline; each before run.finished, after run.started.
+	{name: "stderr-lines", fault: "stderr-lines", check: func(t *testing.T, d string, r *hubRun) {
+		wantOK(t, r, "Hello from the fake agent.")
+		got := r.notices("stderr")
+		if len(got) != 3 {
+			t.Fatalf("%d stderr notices, want 3: %+v", len(got), got)
+		}
+		if got[0].Message != fakeagent.StderrWarning || got[2].Message != fakeagent.StderrLastWords {
+			t.Errorf("stderr notices %q … %q, want %q … %q", got[0].Message, got[2].Message, fakeagent.StderrWarning, fakeagent.StderrLastWords)
+		}
+		long := got[1].Message
+		if suffix := fmt.Sprintf(" (line of %d bytes cut)", fakeagent.StderrLongLine); !strings.HasSuffix(long, suffix) ||
+			len(long) > adapters.MaxStderrLine+len(suffix)+len("…") || !strings.HasPrefix(long, "xxxx") {
+			t.Errorf("long line's notice = %s, want %d x's at most, then %q", short(long), adapters.MaxStderrLine, suffix)
+		}
+		if r.events[0].Type != "run.started" || r.events[len(r.events)-1].Type != "run.finished" {
+			t.Errorf("first and last events %s, %s", r.events[0].Type, r.events[len(r.events)-1].Type)
+		}
+	}},
+	// A clean terminal event with no error before it, then exit status
+	// 1: the terminal event decides (ok), for OpenCode as for the others,
+	// and an exit_status notice names the status.
+	{name: "clean-exit1", fault: "clean-exit1", check: func(t *testing.T, d string, r *hubRun) {
+		wantOK(t, r, "Hello from the fake agent.")
+		if n := r.notices("exit_status"); len(n) != 1 || !strings.Contains(n[0].Message, "status 1") {
+			t.Errorf("exit_status notices = %+v, want one naming status 1", n)
+		}
+		if r.fin.ExitCode == nil || *r.fin.ExitCode != 1 {
+			t.Errorf("run.finished exit_code = %v, want 1", r.fin.ExitCode)
+		}
 	}},
 	// stdout closed after the answer, the agent still running: the linger
 	// kill ends it, ok.
@@ -758,7 +797,11 @@ func prodBinaries(t *testing.T) (hub, fake, measure string) {
 // file of the dialect and case.
 func checkGolden(t *testing.T, d, name string, r *hubRun) {
 	t.Helper()
-	var got bytes.Buffer
+	// The agent's stdout and stderr are two pipes: where a stderr notice
+	// falls among the stdout events depends on timing. The golden has them
+	// in the order they came, just before the last event, and seq counts
+	// the events as the golden lists them.
+	var lines, stderr []string
 	for _, line := range bytes.SplitAfter(r.stdout, []byte("\n")) {
 		if len(line) == 0 {
 			continue
@@ -767,7 +810,18 @@ func checkGolden(t *testing.T, d, name string, r *hubRun) {
 		if err != nil {
 			t.Fatalf("canonical(%.200s): %v", line, err)
 		}
-		got.WriteString(c + "\n")
+		if strings.Contains(c, `"type":"notice","kind":"stderr"`) {
+			stderr = append(stderr, c)
+		} else {
+			lines = append(lines, c)
+		}
+	}
+	if n := len(lines); n > 0 {
+		lines = append(lines[:n-1], append(stderr, lines[n-1])...)
+	}
+	var got bytes.Buffer
+	for i, c := range lines {
+		got.WriteString(seqField.ReplaceAllLiteralString(c, fmt.Sprintf(`"seq":%d`, i)) + "\n")
 	}
 	golden := filepath.Join("testdata", "faults", d, name+".golden.jsonl")
 	if *update {
@@ -787,6 +841,9 @@ func checkGolden(t *testing.T, d, name string, r *hubRun) {
 		t.Errorf("events differ from %s:\n got:\n%s\nwant:\n%s", golden, got.Bytes(), want)
 	}
 }
+
+// seqField is an event's seq as canonical writes it.
+var seqField = regexp.MustCompile(`"seq":\d+`)
 
 // canonical re-encodes one event with its volatile fields masked (ts,
 // run_id, pid, cwd, duration_ms, the fake's path in argv and messages) and

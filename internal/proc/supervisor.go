@@ -45,6 +45,12 @@ type Spec struct {
 	// StderrTail is how many of the last stderr bytes Exit.Stderr keeps;
 	// 0 means DefaultStderrTail.
 	StderrTail int
+	// Stderr, when not nil, is also given every byte of stderr as it
+	// arrives, from one goroutine, until the pipe ends; Wait returns only
+	// after its last Write. A Write that blocks holds up the reading of
+	// stderr (and so, once the pipe is full, the process's writes to it);
+	// its error is ignored.
+	Stderr io.Writer
 	// Orphans says this process is a child subreaper (BecomeSubreaper)
 	// that starts no children but through Launch: should a guard die
 	// before its tree is gone (an agent can SIGKILL its parent), the
@@ -124,6 +130,16 @@ func cmpOr(a, b string) string {
 	return b
 }
 
+// teeWriter writes to the tail and then to the caller's writer, whose
+// error is ignored (io.MultiWriter would stop at it).
+type teeWriter struct{ tail, w io.Writer }
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	_, _ = t.tail.Write(p)
+	_, _ = t.w.Write(p)
+	return len(p), nil
+}
+
 // Launch starts spec under a guard (see Supervisor) with its stdout and
 // stderr on pipes, stdin from Spec.Stdin or /dev/null, in a session and
 // process group of its own, and begins supervising it. The error is an
@@ -181,7 +197,11 @@ func Launch(spec Spec) (*Supervisor, error) {
 	s.done.Add(1)
 	go func() {
 		defer s.done.Done()
-		_, _ = io.Copy(s.tail, s.stderr)
+		var w io.Writer = s.tail
+		if spec.Stderr != nil {
+			w = teeWriter{s.tail, spec.Stderr}
+		}
+		_, _ = io.Copy(w, s.stderr)
 	}()
 	// Bounded: a guard that a process stopped, or that cannot run, must not
 	// hold the caller.

@@ -33,7 +33,6 @@ type Decoder struct {
 	err        *events.Error // from the last error event not followed by success
 	denied     *events.ToolFinished
 	sawStep    bool
-	recovered  bool // a step finished with reason "stop" after an error event
 }
 
 var _ normalize.Decoder = (*Decoder)(nil)
@@ -187,7 +186,6 @@ func (d *Decoder) stepFinish(dst []events.Body, part gjson.Result) []events.Body
 		dst = append(dst, events.Notice{Kind: events.NoticeRecoveredError,
 			Message: "opencode recovered from an earlier error: " + d.err.Message})
 		d.err = nil
-		d.recovered = true
 	}
 	return dst
 }
@@ -202,19 +200,26 @@ func (d *Decoder) Status() normalize.Status {
 	return normalize.Status{Terminal: d.lastReason == "stop" && d.err == nil}
 }
 
-// Outcome implements normalize.Decoder. In order: an error event decides;
-// then success needs exit status 0 and a last step that ended with reason
-// "stop" — or any exit status when that step came after an error event
-// OpenCode recovered from, which the status then reports (SPEC §3: a
-// successful terminal event that follows a transient error wins); then a denied tool is permission_denied/tool_denied; then the exit
-// status and stderr decide (Fallback).
+// Outcome implements normalize.Decoder. In order: an error event decides
+// (one before a later step that finished with reason "stop" was recovered
+// from: SPEC §3, a successful terminal event after a transient error
+// wins); then a last step that finished with reason "stop" is success,
+// whatever the exit status; then a denied tool is
+// permission_denied/tool_denied; then the exit status and stderr decide
+// (Fallback).
 func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 	out := normalize.Outcome{Text: d.lastText, SessionID: d.sessionID}
-	exit0 := end.ExitCode != nil && *end.ExitCode == 0
 	switch {
 	case d.err != nil:
 		out.Error = d.err
-	case d.lastReason == "stop" && (exit0 || end.Stopped || d.recovered && end.Signal == ""):
+	case d.lastReason == "stop":
+		// The step that ended the session loop is OpenCode's terminal
+		// event, whatever the exit status after it: opencode run sets
+		// status 1 for a session.error (an error event, which decides
+		// above) or when its event loop itself fails after the loop's end
+		// (packages/opencode/src/cli/cmd/run.ts, loop().catch); the other
+		// three CLIs' terminal events decide the same way (hub reports the
+		// exit in an exit_status notice).
 		out.OK = true
 	case d.denied != nil:
 		out.Error = events.NewError(events.BinPermissionDenied, events.ReasonToolDenied,

@@ -141,7 +141,10 @@ func TestOutcomeRules(t *testing.T) {
 		reason events.Reason
 	}{
 		{"stop exit 0", []string{stop}, exit(0), "", ""},
-		{"stop exit 1", []string{stop}, exit(1), events.BinAgentFailed, events.ReasonExitStatus},
+		// The last step is the terminal event, whatever the exit (the
+		// runner adds an exit_status notice).
+		{"stop exit 1", []string{stop}, exit(1), "", ""},
+		{"stop then killed", []string{stop}, normalize.End{Signal: "SIGKILL"}, "", ""},
 		{"stop then linger kill", []string{stop}, normalize.End{Signal: "SIGTERM", Stopped: true}, "", ""},
 		{"tool-calls last", []string{toolCalls}, exit(0), events.BinProtocol, events.ReasonNoResult},
 		{"nothing", nil, exit(0), events.BinProtocol, events.ReasonNoResult},

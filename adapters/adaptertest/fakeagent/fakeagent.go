@@ -64,6 +64,13 @@ const (
 	StderrLastLine   = "fake agent: LAST STDERR LINE"
 )
 
+// The stderr of the fault stderr-lines.
+const (
+	StderrWarning   = "warning: the fake agent's config is odd"
+	StderrLongLine  = 100 << 10
+	StderrLastWords = "fake agent: last words"
+)
+
 // BadUTF8Answer is the answer of the fault badutf8: raw invalid bytes (a
 // lone continuation pair, a cut 3-byte sequence) and, where the JSON has
 // the token SURROGATE, a lone surrogate escape (\ud83d).
@@ -540,6 +547,25 @@ var faults = map[string]func(s *script) int{
 		fmt.Fprintln(os.Stderr, StderrLastLine)
 		s.write(s.d.begin(s)...)
 		s.write(s.d.answer(s)...)
+		return 1
+	},
+	// stderr-lines: a successful run, with stderr lines between its
+	// stdout lines: StderrWarning in colour, blank and escape-only lines,
+	// a line of StderrLongLine bytes, and StderrLastWords without a
+	// newline before the exit.
+	"stderr-lines": func(s *script) int {
+		fmt.Fprint(os.Stderr, "\x1b[33m"+StderrWarning+"\x1b[0m\n\n   \n\x1b[2K\r\n")
+		s.write(s.d.begin(s)...)
+		_, _ = os.Stderr.Write(append(bytes.Repeat([]byte("x"), StderrLongLine), '\n'))
+		s.write(s.d.answer(s)...)
+		s.write(s.d.finish(s)...)
+		fmt.Fprint(os.Stderr, StderrLastWords)
+		return 0
+	},
+	// clean-exit1: a successful run (no error before it), then exit
+	// status 1.
+	"clean-exit1": func(s *script) int {
+		s.write(s.okLines()...)
 		return 1
 	},
 	// close-stdout: a successful run, then stdout closed and the agent

@@ -1,0 +1,126 @@
+package adapters
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// MaxStderrLine is how many bytes of one stderr line a stderr notice
+// carries: 2,000 (after terminal escapes are removed), as a non_json_output
+// notice does; the notice says how long the line was when it was cut. At
+// most 64 KiB of one line is held while it is read; the rest is counted.
+const MaxStderrLine = 2000
+
+// stderrHold bounds the bytes of one unfinished stderr line hub holds.
+const stderrHold = 64 << 10
+
+// stderrLines turns the agent's stderr into notices of kind stderr, one per
+// non-blank line (SPEC §3), in the order they arrive relative to the
+// stdout events: a live run's stderr is read on a goroutine of its own,
+// which sends each notice holding the stream's lock (runLock). At most
+// MaxNoticesPerKind are sent; the rest are counted (flood.go). Each is
+// redacted like every other event. stderr is still kept whole (its last 64
+// KiB) for the decoder's verdict.
+type stderrLines struct {
+	lock *runLock // nil in a replay, which has one goroutine
+	s    *stream
+	buf  []byte
+	size int // bytes of the current line, held or not
+}
+
+// Write implements io.Writer for proc.Spec.Stderr. It never fails.
+func (w *stderrLines) Write(p []byte) (int, error) {
+	if w.lock != nil {
+		w.lock.mu.Lock()
+		defer w.lock.mu.Unlock()
+	}
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if room := stderrHold - len(w.buf); room > 0 {
+			w.buf = append(w.buf, chunk[:min(room, len(chunk))]...)
+		}
+		w.size += len(chunk)
+		if i < 0 {
+			break
+		}
+		w.line()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// flush sends the last line when stderr ended without a newline.
+func (w *stderrLines) flush() {
+	if w.lock != nil {
+		w.lock.mu.Lock()
+		defer w.lock.mu.Unlock()
+	}
+	if w.size > 0 {
+		w.line()
+	}
+}
+
+// line sends the held line as a notice unless it is blank once cleaned of
+// terminal control (a spinner, colours, a bare "\r").
+func (w *stderrLines) line() {
+	text := strings.TrimSpace(normalize.CleanText(string(w.buf)))
+	size := w.size
+	w.buf, w.size = w.buf[:0], 0
+	if text == "" {
+		return
+	}
+	msg := normalize.Shorten(text, MaxStderrLine)
+	if msg != text || size > stderrHold {
+		msg += fmt.Sprintf(" (line of %d bytes cut)", size)
+	}
+	w.s.emit(events.Notice{Kind: events.NoticeStderr, Message: msg})
+}
+
+// runLock is the lock that lets the stderr goroutine send events into a
+// live run's stream (which one goroutine uses at a time): the run's own
+// goroutine holds it from before the agent starts (so run.started comes
+// first) and lets it go only while it waits for the agent's stdout
+// (lockedReader) and once it has read stdout to the end.
+type runLock struct {
+	mu   sync.Mutex
+	held bool // by the run's goroutine; only it reads or writes held
+}
+
+func (l *runLock) lock() {
+	if !l.held {
+		l.mu.Lock()
+		l.held = true
+	}
+}
+
+func (l *runLock) unlock() {
+	if l.held {
+		l.held = false
+		l.mu.Unlock()
+	}
+}
+
+// lockedReader lets the run lock go while a Read of the agent's stdout
+// waits. Reads are large (the framer's buffer), so it costs a lock per read,
+// not per line.
+type lockedReader struct {
+	r io.Reader
+	l *runLock
+}
+
+func (r lockedReader) Read(p []byte) (int, error) {
+	r.l.unlock()
+	defer r.l.lock()
+	return r.r.Read(p)
+}

@@ -1,0 +1,309 @@
+package normalize
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hubcli/hub/events"
+)
+
+// ProviderError is a model provider's error body found in a CLI's text (an
+// error message that quotes the response, a stack trace on stderr): the
+// fields a structured error would have carried.
+type ProviderError struct {
+	// Status is the HTTP status the body names (error.code or status when
+	// a number from 100 to 599), 0 if none.
+	Status int
+	// Type is error.type: Anthropic's "rate_limit_error",
+	// "overloaded_error", OpenAI's "insufficient_quota", "", ….
+	Type string
+	// Code is error.code as text when it is not a status: OpenAI's
+	// "insufficient_quota", "model_not_found", Google's status
+	// "RESOURCE_EXHAUSTED".
+	Code string
+	// Message is error.message.
+	Message string
+	// ResetsInS is the seconds until a usage limit resets, when the body
+	// says (OpenAI's usage_limit_reached: resets_in_seconds); 0 if not.
+	ResetsInS float64
+	// ResetsAt is when it resets, in Unix seconds (resets_at); 0 if not.
+	ResetsAt int64
+}
+
+// maxBodyScan bounds how much text FindProviderError reads, and how many
+// '{' it tries: it runs on failure paths, on text an agent wrote.
+const (
+	maxBodyScan  = 256 << 10
+	maxBodyTries = 64
+)
+
+// FindProviderError finds the first JSON object in text that is a
+// provider's error body and returns what it says. The shapes read:
+//
+//	{"type":"error","error":{"type":"…","message":"…"}}          Anthropic
+//	{"error":{"message":"…","type":"…","code":"…"|null}}          OpenAI and compatible servers
+//	{"error":{"code":402,"message":"…"}}                          gateways (OpenRouter)
+//	{"error":{"code":429,"message":"…","status":"RESOURCE_EXHAUSTED"}}  Google
+//
+// ok is false when there is none. It reads at most the first 256 KiB.
+func FindProviderError(text string) (pe ProviderError, ok bool) {
+	if len(text) > maxBodyScan {
+		text = text[:maxBodyScan]
+	}
+	for tries, i := 0, 0; tries < maxBodyTries; tries++ {
+		j := strings.IndexByte(text[i:], '{')
+		if j < 0 {
+			return pe, false
+		}
+		i += j
+		var body struct {
+			Type  string          `json:"type"`
+			Error json.RawMessage `json:"error"`
+		}
+		dec := json.NewDecoder(strings.NewReader(text[i:]))
+		if dec.Decode(&body) == nil && len(body.Error) > 0 && body.Error[0] == '{' {
+			if pe, ok = readErrorObject(body.Error); ok {
+				return pe, true
+			}
+		}
+		i++
+	}
+	return pe, false
+}
+
+// readErrorObject reads the "error" object of a provider's body.
+func readErrorObject(raw json.RawMessage) (ProviderError, bool) {
+	var e struct {
+		Type      string          `json:"type"`
+		Code      json.RawMessage `json:"code"`
+		Status    json.RawMessage `json:"status"`
+		Message   string          `json:"message"`
+		ResetsIn  float64         `json:"resets_in_seconds"`
+		ResetsAt  int64           `json:"resets_at"`
+		ErrorType string          `json:"error_type"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return ProviderError{}, false
+	}
+	pe := ProviderError{Type: e.Type, Message: e.Message, ResetsInS: max(e.ResetsIn, 0), ResetsAt: max(e.ResetsAt, 0)}
+	if pe.Type == "" {
+		pe.Type = e.ErrorType
+	}
+	for _, f := range []json.RawMessage{e.Code, e.Status} {
+		var n int
+		var s string
+		switch {
+		case json.Unmarshal(f, &n) == nil && n >= 100 && n <= 599:
+			if pe.Status == 0 {
+				pe.Status = n
+			}
+		case json.Unmarshal(f, &s) == nil && s != "":
+			if v, err := strconv.Atoi(s); err == nil && v >= 100 && v <= 599 {
+				pe.Status = v
+			} else if pe.Code == "" {
+				pe.Code = s
+			}
+		}
+	}
+	if pe.Type == "" && pe.Code == "" && pe.Message == "" && pe.Status == 0 {
+		return ProviderError{}, false
+	}
+	return pe, true
+}
+
+// TextRule is one row of a table that classifies a failure a CLI reported
+// only as text. A text that contains any of Any (ignoring case) is
+// Bin/Reason. Seen says where the wording was seen (a CLI and its version,
+// or a provider's API); Example is a text in that wording, which the
+// table's test classifies.
+type TextRule struct {
+	Any     []string
+	Bin     events.Bin
+	Reason  events.Reason
+	Seen    string
+	Example string
+}
+
+// Match returns the first rule of rules that takes text, nil if none.
+func Match(rules []TextRule, text string) *TextRule {
+	ls := strings.ToLower(text)
+	for i := range rules {
+		for _, sub := range rules[i].Any {
+			if strings.Contains(ls, strings.ToLower(sub)) {
+				return &rules[i]
+			}
+		}
+	}
+	return nil
+}
+
+// CheckRules returns the problems of a rule table, for its test: a row
+// without Example or Seen, a row whose Example an earlier row takes
+// (Match), and a row whose Example classify (the agent's classifier of
+// text) does not give the row's bin and reason.
+func CheckRules(rules []TextRule, classify func(text string) (events.Bin, events.Reason)) []string {
+	var out []string
+	for i, r := range rules {
+		if r.Example == "" || r.Seen == "" {
+			out = append(out, fmt.Sprintf("row %d (%q): no Example or Seen", i, r.Any))
+			continue
+		}
+		if m := Match(rules, r.Example); m != &rules[i] {
+			out = append(out, fmt.Sprintf("row %d's example %q is taken by an earlier row (%q)", i, r.Example, m.Any))
+		}
+		if bin, reason := classify(r.Example); bin != r.Bin || reason != r.Reason {
+			out = append(out, fmt.Sprintf("row %d: %q is classified %s/%s, want %s/%s", i, r.Example, bin, reason, r.Bin, r.Reason))
+		}
+	}
+	return out
+}
+
+// providerCodes maps the error types and codes of the providers' bodies
+// (error.type, error.code) to SPEC §4; a body's type or code decides
+// before its HTTP status.
+var providerCodes = map[string]struct {
+	bin    events.Bin
+	reason events.Reason
+}{
+	// Anthropic (docs: API errors)
+	"authentication_error":  {events.BinUnavailable, events.ReasonAuth},
+	"permission_error":      {events.BinUnavailable, events.ReasonAuth},
+	"billing_error":         {events.BinUnavailable, events.ReasonQuota},
+	"rate_limit_error":      {events.BinUnavailable, events.ReasonRateLimit},
+	"overloaded_error":      {events.BinUnavailable, events.ReasonOverloaded},
+	"api_error":             {events.BinUnavailable, events.ReasonServer},
+	"request_too_large":     {events.BinInvalidInput, events.ReasonPromptTooLarge},
+	"not_found_error":       {events.BinInvalidInput, events.ReasonBadRequest}, // "model: x" is bad_model, below
+	"invalid_request_error": {events.BinInvalidInput, events.ReasonBadRequest},
+	// OpenAI (error codes) and compatible servers
+	"invalid_api_key":         {events.BinUnavailable, events.ReasonAuth},
+	"insufficient_quota":      {events.BinUnavailable, events.ReasonQuota},
+	"usage_limit_reached":     {events.BinUnavailable, events.ReasonQuota},
+	"usage_not_included":      {events.BinUnavailable, events.ReasonQuota},
+	"rate_limit_exceeded":     {events.BinUnavailable, events.ReasonRateLimit},
+	"server_is_overloaded":    {events.BinUnavailable, events.ReasonOverloaded},
+	"slow_down":               {events.BinUnavailable, events.ReasonOverloaded},
+	"server_error":            {events.BinUnavailable, events.ReasonServer},
+	"model_not_found":         {events.BinInvalidInput, events.ReasonBadModel},
+	"context_length_exceeded": {events.BinInvalidInput, events.ReasonContextOverflow},
+	// Google (status names)
+	"RESOURCE_EXHAUSTED": {events.BinUnavailable, events.ReasonRateLimit},
+	"UNAUTHENTICATED":    {events.BinUnavailable, events.ReasonAuth},
+	"PERMISSION_DENIED":  {events.BinUnavailable, events.ReasonAuth},
+	"UNAVAILABLE":        {events.BinUnavailable, events.ReasonOverloaded},
+	"INTERNAL":           {events.BinUnavailable, events.ReasonServer},
+}
+
+// ProviderRules are the providers' and their SDKs' own wordings, for text
+// that carries no body and no status: the Anthropic and OpenAI APIs'
+// messages as the SDKs print them. Each agent's table goes first; these
+// after a body's type and code, and after the HTTP status, except where a
+// status is refined by the text (quota on a 429 or 400, a model on a 404,
+// an overflow on a 400). Every row has a test (provider_test.go).
+var ProviderRules = []TextRule{
+	{Any: []string{"prompt is too long", "context_length_exceeded", "maximum context length", "exceeds the context window",
+		"context window exceeds", "model_context_window_exceeded", "input is too long for"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonContextOverflow, Seen: "Anthropic and OpenAI APIs",
+		Example: "This model's maximum context length is 128000 tokens. However, your messages resulted in 200000 tokens."},
+	{Any: []string{"credit balance is too low", "insufficient_quota", "exceeded your current quota", "insufficient credits",
+		"payment required", "billing_error", "purchase credits", "usage limit", "quota exceeded"},
+		Bin: events.BinUnavailable, Reason: events.ReasonQuota, Seen: "Anthropic and OpenAI APIs, gateways",
+		Example: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."},
+	{Any: []string{"invalid x-api-key", "invalid api key", "incorrect api key", "invalid_api_key", "authentication_error", "invalid bearer token"},
+		Bin: events.BinUnavailable, Reason: events.ReasonAuth, Seen: "Anthropic and OpenAI APIs",
+		Example: "Incorrect API key provided: sk-abc. You can find your API key at https://platform.openai.com/account/api-keys."},
+	{Any: []string{"rate limit", "rate_limit", "too many requests"},
+		Bin: events.BinUnavailable, Reason: events.ReasonRateLimit, Seen: "Anthropic and OpenAI APIs",
+		Example: "Rate limit reached for gpt-5 in organization org-x on requests per min (RPM): Limit 500, Used 500, Requested 1."},
+	{Any: []string{"overloaded", "at capacity", "service unavailable"},
+		Bin: events.BinUnavailable, Reason: events.ReasonOverloaded, Seen: "Anthropic API",
+		Example: "Overloaded"},
+	{Any: []string{"model_not_found", "does not exist or you do not have access", "model not found", "unknown model"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadModel, Seen: "OpenAI API",
+		Example: "The model `gpt-9` does not exist or you do not have access to it."},
+	{Any: []string{"internal server error", "internal_server_error", "bad gateway", "gateway timeout", "server_error", "api_error"},
+		Bin: events.BinUnavailable, Reason: events.ReasonServer, Seen: "Anthropic and OpenAI APIs",
+		Example: "Internal server error"},
+}
+
+// TextClass is what ClassifyText made of a text.
+type TextClass struct {
+	Bin    events.Bin
+	Reason events.Reason
+	// Status is the HTTP status found (in a body, or by the agent's own
+	// pattern), 0 if none.
+	Status int
+	// Body is the provider's error body found, if any.
+	Body *ProviderError
+}
+
+// ClassifyText classifies a failure a CLI reported only as text (an error
+// message, stderr), given the HTTP status the agent's own wording names
+// (0 if none). In order:
+//
+//  1. a provider's error body in the text (FindProviderError): its type
+//     or code (providerCodes), else its status;
+//  2. the agent's own rules (its wording: setup and config errors, …);
+//  3. the HTTP status (StatusReason), refined by the text: an overflow on
+//     a 400 or 413, quota wording on a 400, 403 or 429, a model on a 404;
+//  4. the network phrases (IsNetworkError): a connection that failed
+//     before any status, even where the CLI calls it a server error;
+//  5. ProviderRules, the providers' own wordings.
+//
+// ok is false when nothing matched.
+func ClassifyText(text string, status int, agent []TextRule) (c TextClass, ok bool) {
+	if pe, found := FindProviderError(text); found {
+		c.Body = &pe
+		if status == 0 {
+			status = pe.Status
+		}
+		for _, k := range []string{pe.Code, pe.Type} {
+			if r, known := providerCodes[k]; known && k != "" {
+				c.Bin, c.Reason, c.Status = r.bin, r.reason, status
+				return refine(c, text), true
+			}
+		}
+	}
+	c.Status = status
+	if r := Match(agent, text); r != nil {
+		c.Bin, c.Reason = r.Bin, r.Reason
+		return c, true
+	}
+	if bin, reason := StatusReason(status); bin != "" {
+		c.Bin, c.Reason = bin, reason
+		return refine(c, text), true
+	}
+	if IsNetworkError(text) {
+		c.Bin, c.Reason = events.BinUnavailable, events.ReasonNetwork
+		return c, true
+	}
+	if r := Match(ProviderRules, text); r != nil {
+		c.Bin, c.Reason = r.Bin, r.Reason
+		return c, true
+	}
+	return c, false
+}
+
+// refine narrows a class read from a status or a body's generic type by
+// what the text says: an overflow, quota or a missing model.
+func refine(c TextClass, text string) TextClass {
+	if c.Reason == events.ReasonBadRequest && c.Body != nil && c.Body.Type == "not_found_error" && strings.HasPrefix(c.Body.Message, "model:") {
+		c.Reason = events.ReasonBadModel // Anthropic: {"type":"not_found_error","message":"model: x"}
+		return c
+	}
+	r := Match(ProviderRules, text)
+	if r == nil {
+		return c
+	}
+	switch {
+	case r.Reason == events.ReasonContextOverflow && c.Bin == events.BinInvalidInput:
+		c.Reason = r.Reason
+	case r.Reason == events.ReasonQuota && (c.Reason == events.ReasonRateLimit || c.Reason == events.ReasonBadRequest || c.Reason == events.ReasonAuth):
+		c.Bin, c.Reason = r.Bin, r.Reason
+	case r.Reason == events.ReasonBadModel && c.Reason == events.ReasonBadRequest && (c.Status == 404 || c.Status == 0):
+		c.Reason = r.Reason
+	}
+	return c
+}
