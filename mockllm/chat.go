@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 var chatAPI = wireAPI{parse: parseChat, clientError: chatClientError, write: writeChat}
@@ -167,8 +168,8 @@ func (r reply) chatFinishReason() string {
 func writeChat(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c call, r reply) {
 	switch r.kind {
 	case replyFail:
-		e := chatErrors[r.scenario]
-		writeJSON(w, e.status, retryHeaders(r.retryAfter), json.RawMessage(e.body))
+		e, header := openAIFailure(chatErrors, c, r)
+		writeJSON(w, e.status, header, json.RawMessage(e.body))
 		return
 	case replyHang:
 		wait(ctx)
@@ -204,12 +205,20 @@ func writeChat(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c c
 			wait(ctx)
 			return
 		}
+		if r.kind == replyCut && i == StallDeltas {
+			cutOff(w)
+			return
+		}
 		if !delta(chatMessage{Content: ptr(piece)}) {
 			return
 		}
 	}
-	if r.kind == replyStall { // an answer shorter than StallDeltas pieces
+	switch r.kind { // an answer shorter than StallDeltas pieces
+	case replyStall:
 		wait(ctx)
+		return
+	case replyCut:
+		cutOff(w)
 		return
 	}
 	if r.kind == replyTool {
@@ -238,11 +247,7 @@ func writeChat(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c c
 
 // writeChatCompletion answers a call with stream false: one chat.completion.
 func writeChatCompletion(ctx context.Context, w http.ResponseWriter, base chatChunk, r reply) {
-	if r.kind == replyStall {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_ = http.NewResponseController(w).Flush()
-		wait(ctx)
+	if headersOnly(ctx, w, r) {
 		return
 	}
 	m := chatMessage{Role: "assistant"}
@@ -259,4 +264,65 @@ func writeChatCompletion(ctx context.Context, w http.ResponseWriter, base chatCh
 	resp.Choices = []chatChoice{{Message: &m, FinishReason: ptr(r.chatFinishReason())}}
 	resp.Usage = chatUsage(r.usage)
 	writeJSON(w, http.StatusOK, nil, resp)
+}
+
+// headersOnly answers a [Stall] or [Cut] call with stream false: headers
+// (200, JSON), then nothing until the client or the server goes away
+// (Stall) or the connection closed at once (Cut). It reports whether it
+// answered.
+func headersOnly(ctx context.Context, w http.ResponseWriter, r reply) bool {
+	if r.kind != replyStall && r.kind != replyCut {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if r.kind == replyCut {
+		cutOff(w)
+	}
+	_ = http.NewResponseController(w).Flush()
+	wait(ctx)
+	return true
+}
+
+// Messages of the billing and limit scenarios on the OpenAI APIs, as
+// OpenAI (and, for 402, OpenRouter) word them.
+const (
+	QuotaMessage           = "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors."
+	PaymentRequiredMessage = "Insufficient credits. Add more using https://openrouter.ai/settings/credits"
+	// UsageLimitMessage is the message of [UsageLimit]'s body; Codex
+	// prints its own sentence instead.
+	UsageLimitMessage = "The usage limit has been reached"
+)
+
+// openAIFailure is how a failing scenario looks in the OpenAI APIs
+// (Chat Completions and Responses): the status and body, from errs for
+// the fixed ones, and the headers.
+func openAIFailure(errs map[Scenario]chatError, c call, r reply) (chatError, map[string]string) {
+	header := retryHeaders(r.retryAfter)
+	switch r.scenario {
+	case Quota:
+		return chatError{http.StatusTooManyRequests, mustJSON(openAIError(QuotaMessage, "insufficient_quota", "insufficient_quota"))}, header
+	case PaymentRequired:
+		return chatError{http.StatusPaymentRequired, mustJSON(map[string]any{"error": map[string]any{"message": PaymentRequiredMessage, "code": http.StatusPaymentRequired}})}, header
+	case NoModel:
+		msg := "The model `" + c.model + "` does not exist or you do not have access to it."
+		return chatError{http.StatusNotFound, mustJSON(openAIError(msg, "invalid_request_error", "model_not_found"))}, header
+	case ResetTime:
+		secs := strconv.Itoa(int(ResetAfter.Seconds()))
+		msg := "Rate limit reached for " + c.model + " in organization org-mock on requests per min (RPM): Limit 3, Used 3, Requested 1. " +
+			"Please try again in " + secs + "s. Visit https://platform.openai.com/account/rate-limits to learn more."
+		return chatError{http.StatusTooManyRequests, mustJSON(openAIError(msg, "requests", "rate_limit_exceeded"))}, mergeHeaders(header, map[string]string{
+			"retry-after":                    secs,
+			"x-ratelimit-limit-requests":     "3",
+			"x-ratelimit-remaining-requests": "0",
+			"x-ratelimit-reset-requests":     secs + "s",
+		})
+	case UsageLimit:
+		resets := time.Now().Add(ResetAfter)
+		return chatError{http.StatusTooManyRequests, mustJSON(map[string]any{"error": map[string]any{
+			"type": "usage_limit_reached", "message": UsageLimitMessage, "plan_type": "plus",
+			"resets_at": resets.Unix(), "resets_in_seconds": int(ResetAfter.Seconds()),
+		}})}, header
+	}
+	return errs[r.scenario], header
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 )
 
 var messagesAPI = wireAPI{parse: parseMessages, clientError: messagesClientError, write: writeMessages}
@@ -194,6 +195,39 @@ var messagesErrors = map[Scenario]messagesError{
 	Overflow:     {http.StatusBadRequest, "invalid_request_error", "prompt is too long: 200000 tokens > 128000 maximum"},
 }
 
+// CreditMessage is the message of [Quota] in the Anthropic Messages API,
+// as Anthropic words it (HTTP 400, invalid_request_error).
+const CreditMessage = "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."
+
+// messagesFailure is how a failing scenario looks in this API: the fixed
+// ones from messagesErrors, the others built for the call; and the
+// headers.
+func messagesFailure(c call, r reply) (messagesError, map[string]string) {
+	header := retryHeaders(r.retryAfter)
+	switch r.scenario {
+	case Quota:
+		return messagesError{http.StatusBadRequest, "invalid_request_error", CreditMessage}, header
+	case PaymentRequired:
+		return messagesError{http.StatusPaymentRequired, "billing_error", PaymentRequiredMessage}, header
+	case NoModel:
+		return messagesError{http.StatusNotFound, "not_found_error", "model: " + c.model}, header
+	case ResetTime:
+		reset := time.Now().Add(ResetAfter).UTC()
+		return messagesError{http.StatusTooManyRequests, "rate_limit_error",
+				"This request would exceed the rate limit for your organization of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits."},
+			mergeHeaders(header, UnifiedHeaders(reset), map[string]string{
+				"retry-after":                            strconv.Itoa(int(ResetAfter.Seconds())),
+				"anthropic-ratelimit-requests-limit":     "50",
+				"anthropic-ratelimit-requests-remaining": "0",
+				"anthropic-ratelimit-requests-reset":     reset.Format(time.RFC3339),
+			})
+	case UsageLimit:
+		return messagesError{http.StatusTooManyRequests, "rate_limit_error", "Rate limit exceeded"},
+			mergeHeaders(header, UnifiedHeaders(time.Now().Add(ResetAfter)))
+	}
+	return messagesErrors[r.scenario], header
+}
+
 // The JSON shapes of responses, as structs so fields keep Anthropic's order.
 type (
 	messagesEvent struct {
@@ -256,8 +290,8 @@ func writeMessages(ctx context.Context, w http.ResponseWriter, p *pacer, id int,
 	w.Header().Set("request-id", "req_mock_"+strconv.Itoa(id))
 	switch r.kind {
 	case replyFail:
-		e := messagesErrors[r.scenario]
-		writeJSON(w, e.status, retryHeaders(r.retryAfter), anthropicError(e.typ, e.message))
+		e, header := messagesFailure(c, r)
+		writeJSON(w, e.status, header, anthropicError(e.typ, e.message))
 		return
 	case replyHang:
 		wait(ctx)
@@ -308,13 +342,21 @@ func writeMessages(ctx context.Context, w http.ResponseWriter, p *pacer, id int,
 			if r.kind == replyStall && i == StallDeltas {
 				break
 			}
+			if r.kind == replyCut && i == StallDeltas {
+				cutOff(w)
+				return
+			}
 			delta := messagesBlockDelta{Type: "text_delta", Text: ptr(piece)}
 			if !send(messagesEvent{Type: "content_block_delta", Index: index, Delta: delta}) {
 				return
 			}
 		}
-		if r.kind == replyStall {
+		switch r.kind {
+		case replyStall:
 			wait(ctx)
+			return
+		case replyCut:
+			cutOff(w)
 			return
 		}
 	}
@@ -328,11 +370,7 @@ func writeMessages(ctx context.Context, w http.ResponseWriter, p *pacer, id int,
 
 // writeMessage answers a call with stream false: one message.
 func writeMessage(ctx context.Context, w http.ResponseWriter, msg messagesMessage, r reply) {
-	if r.kind == replyStall {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_ = http.NewResponseController(w).Flush()
-		wait(ctx)
+	if headersOnly(ctx, w, r) {
 		return
 	}
 	if r.kind == replyTool {

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,8 +259,17 @@ func TestMessagesScenarios(t *testing.T) {
 		{scenario: mockllm.ServerError, status: 500, errType: "api_error", errMsg: "Internal server error"},
 		{scenario: mockllm.Overloaded, status: 529, errType: "overloaded_error", errMsg: "Overloaded"},
 		{scenario: mockllm.Overflow, status: 400, errType: "invalid_request_error", errMsg: "prompt is too long: 200000 tokens > 128000 maximum"},
+		{scenario: mockllm.Quota, status: 400, errType: "invalid_request_error", errMsg: mockllm.CreditMessage},
+		{scenario: mockllm.PaymentRequired, status: 402, errType: "billing_error", errMsg: mockllm.PaymentRequiredMessage},
+		{scenario: mockllm.NoModel, status: 404, errType: "not_found_error", errMsg: "model: claude-mock"},
+		{scenario: mockllm.ResetTime, status: 429, errType: "rate_limit_error", errMsg: "rate limit"},
+		{scenario: mockllm.UsageLimit, status: 429, errType: "rate_limit_error", errMsg: "Rate limit exceeded"},
 		{scenario: mockllm.Hang, status: 0},
+		{scenario: mockllm.Drop, status: 0},
+		{scenario: mockllm.Reset, status: 0},
 		{scenario: mockllm.Stall, status: 200, want: msgStream{shape: stallShape, model: "claude-mock", text: "Hello from", pieces: mockllm.StallDeltas,
+			start: msgNormalStart}},
+		{scenario: mockllm.Cut, status: 200, want: msgStream{shape: stallShape, model: "claude-mock", text: "Hello from", pieces: mockllm.StallDeltas,
 			start: msgNormalStart}},
 		{scenario: mockllm.Call, status: 200, args: ` read {"file_path":"/x"}`, want: msgStream{shape: textShape, model: "claude-mock", toolID: mockllm.ToolCallID,
 			toolName: "Read", args: `{"file_path":"/x"}`, pieces: 3, stop: "tool_use", start: msgNormalStart, end: msgNormalEnd}},
@@ -308,7 +318,7 @@ func TestMessagesScenarios(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 				t.Errorf("POST(%s) Content-Type = %q, want text/event-stream", tt.scenario, ct)
 			}
-			if tt.scenario == mockllm.Stall {
+			if tt.scenario == mockllm.Stall || tt.scenario == mockllm.Cut {
 				// readMessagesStream fails on the cut; read what precedes it.
 				r := bufio.NewReader(resp.Body)
 				var st msgStream
@@ -326,8 +336,12 @@ func TestMessagesScenarios(t *testing.T) {
 				if st != tt.want {
 					t.Errorf("stalled stream = %+v, want %+v", st, tt.want)
 				}
-				if _, err := readMessagesEvent(t, r); err == nil || err == io.EOF {
-					t.Errorf("stalled stream after its deltas: %v, want an error at the deadline", err)
+				_, err := readMessagesEvent(t, r)
+				if err == nil || err == io.EOF {
+					t.Errorf("%s stream after its deltas: %v, want an error", tt.scenario, err)
+				}
+				if tt.scenario == mockllm.Cut && ctx.Err() != nil {
+					t.Errorf("cut stream after its deltas: %v at the deadline, want an error at once", err)
 				}
 				return
 			}
@@ -661,5 +675,44 @@ func TestMessagesChunkDelay(t *testing.T) {
 	// follow message_start.
 	if d := time.Since(begin); st.text != mockllm.TextAnswer || d < 10*delay {
 		t.Errorf("stream with ChunkDelay %v = %q after %v, want %q after at least %v", delay, st.text, d, mockllm.TextAnswer, 10*delay)
+	}
+}
+
+// TestMessagesResetHeaders checks the headers that say when [ResetTime]'s
+// and [UsageLimit]'s limits reset.
+func TestMessagesResetHeaders(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	for _, sc := range []mockllm.Scenario{mockllm.ResetTime, mockllm.UsageLimit} {
+		t.Run(string(sc), func(t *testing.T) {
+			t.Parallel()
+			before := time.Now()
+			resp := post(t, t.Context(), s.URL()+"/v1/messages", messagesBody(t, "do it "+string(sc), true, nil, nil))
+			resp.Body.Close()
+			h := resp.Header
+			wantReset := before.Add(mockllm.ResetAfter).Unix()
+			if got, err := strconv.ParseInt(h.Get("anthropic-ratelimit-unified-reset"), 10, 64); err != nil || got < wantReset || got > wantReset+2 {
+				t.Errorf("unified reset = %q, want about %d", h.Get("anthropic-ratelimit-unified-reset"), wantReset)
+			}
+			if got := h.Get("anthropic-ratelimit-unified-status"); got != "rejected" {
+				t.Errorf("unified status = %q, want rejected", got)
+			}
+			if sc == mockllm.UsageLimit {
+				if got := h.Get("retry-after"); got != "" {
+					t.Errorf("retry-after = %q, want none", got)
+				}
+				return
+			}
+			if got := h.Get("retry-after"); got != "20" {
+				t.Errorf("retry-after = %q, want 20", got)
+			}
+			reset, err := time.Parse(time.RFC3339, h.Get("anthropic-ratelimit-requests-reset"))
+			if err != nil || reset.Unix() < wantReset-1 || reset.Unix() > wantReset+2 {
+				t.Errorf("requests reset = %q, %v, want RFC 3339 about %v", h.Get("anthropic-ratelimit-requests-reset"), err, before.Add(mockllm.ResetAfter))
+			}
+			if h.Get("anthropic-ratelimit-requests-remaining") != "0" {
+				t.Errorf("requests remaining = %q, want 0", h.Get("anthropic-ratelimit-requests-remaining"))
+			}
+		})
 	}
 }

@@ -342,6 +342,11 @@ func TestErrors(t *testing.T) {
 		{mockllm.ServerError, 500, "", map[string]string{"Retry-After": "", "Retry-After-Ms": ""}},
 		{mockllm.Overloaded, 503, "overloaded", map[string]string{"Retry-After": "", "Retry-After-Ms": ""}},
 		{mockllm.Overflow, 400, "context_length_exceeded", nil},
+		{mockllm.Quota, 429, "insufficient_quota", map[string]string{"Retry-After": "", "Retry-After-Ms": ""}},
+		{mockllm.NoModel, 404, "model_not_found", nil},
+		{mockllm.ResetTime, 429, "rate_limit_exceeded", map[string]string{"Retry-After": "20", "Retry-After-Ms": "20000",
+			"X-Ratelimit-Reset-Requests": "20s", "X-Ratelimit-Remaining-Requests": "0"}},
+		{mockllm.UsageLimit, 429, "", map[string]string{"Retry-After": ""}},
 	} {
 		for _, streaming := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/stream=%v", tt.scenario, streaming), func(t *testing.T) {
@@ -711,8 +716,8 @@ func TestRetryAfter(t *testing.T) {
 func TestScenariosAllParse(t *testing.T) {
 	t.Parallel()
 	all := mockllm.Scenarios()
-	if len(all) != 15 {
-		t.Errorf("len(Scenarios()) = %d, want 15", len(all))
+	if len(all) != 23 {
+		t.Errorf("len(Scenarios()) = %d, want 23", len(all))
 	}
 	for _, s := range all {
 		if got, ok := mockllm.ParseScenario("x " + string(s) + " y"); got != s || !ok {
@@ -852,5 +857,101 @@ func TestToolForever(t *testing.T) {
 		if id, text := gjson.GetBytes(b, "choices.0.message.tool_calls.0.id").String(), gjson.GetBytes(b, "choices.0.message.content").String(); id != tt.id || text != tt.text {
 			t.Errorf("tools %v: call %q text %q, want %q %q", tt.tools != nil, id, text, tt.id, tt.text)
 		}
+	}
+}
+
+// TestErrorBodies checks the error bodies that name the request or the
+// time, or that are not OpenAI's own shape.
+func TestErrorBodies(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	for _, path := range []string{"/v1/chat/completions", "/v1/responses"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			body := func(sc mockllm.Scenario) (int, map[string]any) {
+				var b []byte
+				if path == "/v1/responses" {
+					b = responsesBody(t, "hi "+string(sc), true, nil, nil)
+				} else {
+					b = chatBody(t, "hi "+string(sc), true, nil, "")
+				}
+				resp := post(t, t.Context(), s.URL()+path, b)
+				defer resp.Body.Close()
+				var v struct {
+					Error map[string]any `json:"error"`
+				}
+				if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+					t.Fatalf("POST(%s) body: %v", sc, err)
+				}
+				return resp.StatusCode, v.Error
+			}
+			if st, e := body(mockllm.PaymentRequired); st != 402 || e["code"] != float64(402) || e["message"] != mockllm.PaymentRequiredMessage {
+				t.Errorf("402: %d %v, want 402 with code 402 and %q", st, e, mockllm.PaymentRequiredMessage)
+			}
+			if st, e := body(mockllm.Quota); st != 429 || e["type"] != "insufficient_quota" || e["message"] != mockllm.QuotaMessage {
+				t.Errorf("quota: %d %v, want 429 insufficient_quota %q", st, e, mockllm.QuotaMessage)
+			}
+			if _, e := body(mockllm.NoModel); !strings.Contains(fmt.Sprint(e["message"]), "does not exist") || !strings.Contains(fmt.Sprint(e["message"]), "`") {
+				t.Errorf("no model: %v, want the model named", e)
+			}
+			if _, e := body(mockllm.ResetTime); !strings.Contains(fmt.Sprint(e["message"]), "Please try again in 20s.") {
+				t.Errorf("reset time: %v, want \"Please try again in 20s.\"", e)
+			}
+			before := time.Now()
+			st, e := body(mockllm.UsageLimit)
+			at, _ := e["resets_at"].(float64)
+			if want := before.Add(mockllm.ResetAfter).Unix(); st != 429 || e["type"] != "usage_limit_reached" || e["plan_type"] != "plus" ||
+				int64(at) < want || int64(at) > want+2 || e["resets_in_seconds"] != float64(20) {
+				t.Errorf("usage limit: %d %v, want 429 usage_limit_reached, plan plus, resets_at about %d, resets_in_seconds 20", st, e, want)
+			}
+		})
+	}
+}
+
+// TestBrokenConnections checks that [Drop] and [Reset] end the connection
+// without a response, and [Cut] mid-stream, at once, not at a timeout.
+func TestBrokenConnections(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	for _, tt := range []struct {
+		scenario  mockllm.Scenario
+		stream    bool
+		wantReset bool
+	}{
+		{mockllm.Drop, true, false},
+		{mockllm.Reset, true, true},
+		{mockllm.Cut, true, false},
+		{mockllm.Cut, false, false},
+	} {
+		t.Run(fmt.Sprintf("%s/stream=%v", tt.scenario, tt.stream), func(t *testing.T) {
+			t.Parallel()
+			client := &http.Client{Timeout: prompt}
+			begin := time.Now()
+			resp, err := client.Post(s.URL()+"/v1/chat/completions", "application/json", bytes.NewReader(chatBody(t, string(tt.scenario), tt.stream, nil, "")))
+			if tt.scenario != mockllm.Cut {
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("POST(%s) = %d, want no response", tt.scenario, resp.StatusCode)
+				}
+				if isTimeout(err) || time.Since(begin) > prompt {
+					t.Errorf("POST(%s) = %v after %v, want an error at once", tt.scenario, err, time.Since(begin))
+				}
+				if reset := strings.Contains(err.Error(), "connection reset"); reset != tt.wantReset {
+					t.Errorf("POST(%s) = %v, want a reset: %v", tt.scenario, err, tt.wantReset)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("POST(%s) error = %v", tt.scenario, err)
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || err == nil || isTimeout(err) {
+				t.Errorf("POST(%s) = %d, %q, %v, want 200 and an error that is not a timeout", tt.scenario, resp.StatusCode, b, err)
+			}
+			if tt.stream && (!strings.Contains(string(b), `"content":"Hello"`) || strings.Contains(string(b), "[DONE]")) {
+				t.Errorf("cut stream = %q, want the first deltas and no end", b)
+			}
+		})
 	}
 }

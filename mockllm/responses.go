@@ -92,7 +92,8 @@ func parseResponses(body []byte) (call, error) {
 	return c, nil
 }
 
-// responsesErrors are the failing scenarios as HTTP errors. [Overflow] is not
+// responsesErrors are the fixed failing scenarios as HTTP errors (the
+// others are in openAIFailure, as in Chat Completions). [Overflow] is not
 // here: the Responses API reports it inside the stream, as response.failed
 // with code context_length_exceeded (see writeResponses).
 var responsesErrors = map[Scenario]chatError{
@@ -204,8 +205,9 @@ func writeResponses(ctx context.Context, w http.ResponseWriter, p *pacer, id int
 	w.Header().Set("x-request-id", "req_mock_"+strconv.Itoa(id))
 	switch r.kind {
 	case replyFail:
-		if e, ok := responsesErrors[r.scenario]; ok {
-			writeJSON(w, e.status, retryHeaders(r.retryAfter), json.RawMessage(e.body))
+		if r.scenario != Overflow {
+			e, header := openAIFailure(responsesErrors, c, r)
+			writeJSON(w, e.status, header, json.RawMessage(e.body))
 			return
 		}
 	case replyHang:
@@ -215,7 +217,7 @@ func writeResponses(ctx context.Context, w http.ResponseWriter, p *pacer, id int
 	rid := "mock_" + strconv.Itoa(id)
 	resp := responsesResponse{ID: "resp_" + rid, Object: "response", CreatedAt: created, Status: "in_progress",
 		Model: c.model, Output: []responsesOutItem{}}
-	overflow := r.kind == replyFail // the only failure not answered above
+	overflow := r.kind == replyFail // the only failure not answered above: Overflow
 	if !c.stream {
 		writeResponse(ctx, w, resp, rid, r, overflow)
 		return
@@ -272,12 +274,20 @@ func writeResponses(ctx context.Context, w http.ResponseWriter, p *pacer, id int
 				if r.kind == replyStall && j == StallDeltas {
 					break
 				}
+				if r.kind == replyCut && j == StallDeltas {
+					cutOff(w)
+					return
+				}
 				if !send(responsesEvent{Type: "response.output_text.delta", OutputIndex: index, ItemID: item.ID, ContentIndex: zero, Delta: ptr(piece)}) {
 					return
 				}
 			}
-			if r.kind == replyStall {
+			switch r.kind {
+			case replyStall:
 				wait(ctx)
+				return
+			case replyCut:
+				cutOff(w)
 				return
 			}
 			text := item.Content[0].Text
@@ -330,11 +340,7 @@ func sendCall(send func(responsesEvent) bool, index *int, item responsesOutItem,
 // writeResponse answers a call with stream false: one response object.
 func writeResponse(ctx context.Context, w http.ResponseWriter, resp responsesResponse, rid string, r reply, overflow bool) {
 	switch {
-	case r.kind == replyStall:
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_ = http.NewResponseController(w).Flush()
-		wait(ctx)
+	case headersOnly(ctx, w, r):
 		return
 	case overflow:
 		writeJSON(w, http.StatusBadRequest, nil, openAIError(ResponsesOverflowMessage, "invalid_request_error", "context_length_exceeded"))

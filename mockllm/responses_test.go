@@ -629,9 +629,10 @@ func TestResponsesScenarios(t *testing.T) {
 	loop.callID = mockllm.LoopCallID(1)
 	tests := []struct {
 		scenario mockllm.Scenario
-		status   int        // 0: no response until Close
+		status   int        // 0: no response until Close; -1: the connection closed at once without one
 		want     respStream // of a 200 stream
 		code     string     // of an error body, as JSON
+		raw      string     // the whole error body, when it is not an OpenAI error with a type
 		after    string     // retry-after
 		afterMS  string     // retry-after-ms
 		args     string     // after the marker in the prompt
@@ -657,6 +658,15 @@ func TestResponsesScenarios(t *testing.T) {
 			text: "TOOLS: [exec_command]", status: "completed", output: "reasoning,message", usage: normalUsage}},
 		{scenario: mockllm.Answer, status: 200, args: ` {"score":3}`, want: respStream{shape: respTextShape, model: codexModel, reasoning: mockllm.ReasoningSummary,
 			text: `{"score":3}`, status: "completed", output: "reasoning,message", usage: normalUsage}},
+		{scenario: mockllm.Quota, status: 429, code: `"insufficient_quota"`},
+		{scenario: mockllm.PaymentRequired, status: 402, raw: `{"error":{"code":402,"message":"` + mockllm.PaymentRequiredMessage + `"}}`},
+		{scenario: mockllm.NoModel, status: 404, code: `"model_not_found"`},
+		{scenario: mockllm.ResetTime, status: 429, code: `"rate_limit_exceeded"`, after: "20", afterMS: "20000"},
+		{scenario: mockllm.UsageLimit, status: 429, raw: `usage_limit_reached`},
+		{scenario: mockllm.Drop, status: -1},
+		{scenario: mockllm.Reset, status: -1},
+		{scenario: mockllm.Cut, status: 200, want: respStream{shape: respStallShape, model: codexModel, reasoning: mockllm.ReasoningSummary,
+			text: stallText, status: "in_progress"}},
 	}
 	var covered []mockllm.Scenario
 	for _, tt := range tests {
@@ -690,7 +700,17 @@ func TestResponsesScenarios(t *testing.T) {
 				return
 			}
 
+			begin := time.Now()
 			resp, err := client.Do(req)
+			if tt.status == -1 {
+				if err == nil || isTimeout(err) || time.Since(begin) > prompt {
+					t.Errorf("POST(%s) = %v after %v, want no response and an error that is not a timeout", tt.scenario, err, time.Since(begin))
+				}
+				if err == nil {
+					resp.Body.Close()
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("POST(%s) error = %v", tt.scenario, err)
 			}
@@ -700,6 +720,13 @@ func TestResponsesScenarios(t *testing.T) {
 			}
 			if a, ms := resp.Header.Get("Retry-After"), resp.Header.Get("Retry-After-Ms"); a != tt.after || ms != tt.afterMS {
 				t.Errorf("POST(%s) retry-after, retry-after-ms = %q, %q, want %q, %q", tt.scenario, a, ms, tt.after, tt.afterMS)
+			}
+			if tt.raw != "" {
+				b, _ := io.ReadAll(resp.Body)
+				if !strings.Contains(string(b), tt.raw) {
+					t.Errorf("POST(%s) body = %s, want it to hold %s", tt.scenario, b, tt.raw)
+				}
+				return
 			}
 			if tt.code != "" {
 				if code := readErrorBody(t, "POST("+string(tt.scenario)+")", resp); code != tt.code {
@@ -711,6 +738,22 @@ func TestResponsesScenarios(t *testing.T) {
 				t.Errorf("POST(%s) Content-Type = %q, want text/event-stream", tt.scenario, ct)
 			}
 
+			if tt.scenario == mockllm.Cut {
+				// The events before the cut, then at once an error.
+				rr := newRespReader(t, resp.Body)
+				for range strings.Count(respStallShape, " ") + mockllm.StallDeltas {
+					if _, err := rr.next(); err != nil {
+						t.Fatalf("reading cut stream after %q: %v", rr.shape, err)
+					}
+				}
+				if st, n := rr.result(); st != tt.want || n.pieces != mockllm.StallDeltas {
+					t.Errorf("cut stream = %+v with %d deltas, want %+v with %d", st, n.pieces, tt.want, mockllm.StallDeltas)
+				}
+				if rest, err := io.ReadAll(rr.r); err == nil || isTimeout(err) || len(rest) != 0 {
+					t.Errorf("cut stream after its deltas = %q, %v, want no data and an error that is not a timeout", rest, err)
+				}
+				return
+			}
 			if tt.scenario == mockllm.Stall {
 				// Read the events before the stall; the rest must wait
 				// for Close and then fail.

@@ -89,7 +89,57 @@ const (
 	// it as its input (id [AnswerCallID] of the turn), as a model answers
 	// there.
 	Answer Scenario = "MOCK_ANSWER"
+	// Quota fails as a provider whose account is out of credit: the
+	// OpenAI APIs with HTTP 429, type and code insufficient_quota, "You
+	// exceeded your current quota …"; the Anthropic Messages API with
+	// HTTP 400 invalid_request_error, "Your credit balance is too low …".
+	// Not retryable: no retry headers.
+	Quota Scenario = "MOCK_QUOTA"
+	// PaymentRequired fails with HTTP 402, as gateways such as OpenRouter
+	// send it when the credits are spent: {"error":{"message":
+	// "Insufficient credits. …","code":402}} on the OpenAI APIs, a
+	// billing_error on the Anthropic one. No retry headers.
+	PaymentRequired Scenario = "MOCK_402"
+	// NoModel fails with HTTP 404, the requested model does not exist:
+	// code model_not_found on the OpenAI APIs ("The model `<model>` does
+	// not exist or you do not have access to it."), not_found_error
+	// "model: <model>" on the Anthropic one.
+	NoModel Scenario = "MOCK_NOMODEL"
+	// Drop reads the request, then closes the TCP connection without
+	// writing a byte of response (an orderly close, FIN).
+	Drop Scenario = "MOCK_DROP"
+	// Reset reads the request, then resets the TCP connection (SO_LINGER
+	// 0, RST) without writing a byte of response.
+	Reset Scenario = "MOCK_RESET"
+	// Cut sends headers (200) and the first [StallDeltas] text deltas, as
+	// [Stall] does, then closes the connection at once, mid-body: the
+	// stream ends without its last events (with stream false: headers
+	// only, then the close).
+	Cut Scenario = "MOCK_CUT"
+	// ResetTime fails with HTTP 429 and says when the limit resets, as
+	// each provider carries it for an API key's rate limit: retry-after
+	// and retry-after-ms ([ResetAfter]) everywhere; on the OpenAI APIs
+	// x-ratelimit-limit|remaining|reset-requests (reset "20s") and a
+	// message ending "Please try again in 20s. …"; on the Anthropic API
+	// anthropic-ratelimit-requests-limit|remaining|reset (reset RFC 3339)
+	// and the anthropic-ratelimit-unified-* headers of a rejected
+	// subscription window ([UnifiedHeaders]). Options.RetryAfter does not
+	// change it.
+	ResetTime Scenario = "MOCK_RESETTIME"
+	// UsageLimit fails with HTTP 429 as a subscription's usage limit (not
+	// an API key's rate limit): on the Responses API the ChatGPT backend's
+	// {"error":{"type":"usage_limit_reached","message":…,"plan_type":
+	// "plus","resets_at":<unix seconds>,"resets_in_seconds":N}}, from which
+	// Codex prints "You've hit your usage limit. …"; the same body on
+	// Chat Completions; on the Anthropic API a rate_limit_error with the
+	// rejected anthropic-ratelimit-unified-* headers ([UnifiedHeaders]).
+	// Resets in [ResetAfter]; no retry-after.
+	UsageLimit Scenario = "MOCK_USAGELIMIT"
 )
+
+// ResetAfter is how long after the request [ResetTime] and [UsageLimit]
+// say their limit resets.
+const ResetAfter = 20 * time.Second
 
 // Then separates the answers of [Answer]'s turns.
 const Then = " MOCK_THEN "
@@ -104,7 +154,7 @@ func AnswerCallID(n int) string { return fmt.Sprintf("call_answer_%d", n) }
 
 // all lists every scenario; ParseScenario knows no others.
 var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage, ToolLoop, ToolForever,
-	Call, ListTools, Answer}
+	Call, ListTools, Answer, Quota, PaymentRequired, NoModel, Drop, Reset, Cut, ResetTime, UsageLimit}
 
 // Scenarios returns every scenario, for tests that cover them all.
 func Scenarios() []Scenario { return slices.Clone(all[:]) }
@@ -272,6 +322,8 @@ const (
 	replyFail                   // an error response; the wire API maps the scenario to its status and body
 	replyHang                   // no response until the client or the server goes away
 	replyStall                  // the first StallDeltas pieces of text, then nothing
+	replyCut                    // the first StallDeltas pieces of text, then the connection closed
+	replyDrop                   // the connection closed (reset: with RST) before any response
 )
 
 // reply is what a scenario answers to one call, independent of the wire API.
@@ -286,6 +338,11 @@ type reply struct {
 	// failure when asked to: see Options.RetryAfter.
 	retryable  bool
 	retryAfter time.Duration
+	// fixedRetry says retryAfter is the scenario's own, which
+	// Options.RetryAfter does not replace ([ResetTime]).
+	fixedRetry bool
+	// reset says a replyDrop resets the connection rather than closing it.
+	reset bool
 }
 
 // toolCall is one call the model makes.
@@ -301,8 +358,15 @@ type toolCall struct {
 func (c call) plan() reply {
 	r := reply{scenario: c.scenario, usage: normalUsage}
 	switch c.scenario {
-	case Unauthorized, Overflow:
+	case Unauthorized, Overflow, Quota, PaymentRequired, NoModel, UsageLimit:
 		r.kind = replyFail
+	case ResetTime:
+		r.kind, r.retryable, r.retryAfter, r.fixedRetry = replyFail, true, ResetAfter, true
+	case Drop, Reset:
+		r.kind, r.reset = replyDrop, c.scenario == Reset
+	case Cut:
+		r.kind = replyCut
+		r.text = words(TextAnswer)
 	case RateLimited:
 		r.kind, r.retryable, r.retryAfter = replyFail, true, time.Second
 	case ServerError, Overloaded:

@@ -245,8 +245,12 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 	}
 	id := s.record(req)
 	rep := c.plan()
-	if rep.retryable && s.opts.RetryAfter > 0 {
+	if rep.retryable && !rep.fixedRetry && s.opts.RetryAfter > 0 {
 		rep.retryAfter = s.opts.RetryAfter
+	}
+	if rep.kind == replyDrop {
+		drop(w, rep.reset)
+		return
 	}
 	ctx := r.Context() // done when the client goes away or the server closes
 	api.write(ctx, w, &pacer{ctx: ctx, w: w, delay: s.opts.ChunkDelay}, id, c, rep)
@@ -329,4 +333,54 @@ func openAIError(message, typ string, code any) map[string]any {
 func wait(ctx context.Context) {
 	<-ctx.Done()
 	panic(http.ErrAbortHandler)
+}
+
+// drop takes the connection from net/http and closes it without a
+// response: with reset, SO_LINGER 0 first, so the close sends RST instead
+// of FIN and unsent data is discarded. The request body has been read.
+func drop(w http.ResponseWriter, reset bool) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil { // not HTTP/1 (no hijacking): abort, closing the stream
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok && reset {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// cutOff flushes what was written and aborts the response: net/http closes
+// the connection without ending the body, as a connection lost mid-stream.
+func cutOff(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).Flush()
+	panic(http.ErrAbortHandler)
+}
+
+// UnifiedHeaders are the anthropic-ratelimit-unified-* headers of a
+// subscription's rejected five-hour window that resets at reset, as
+// Claude Code 2.1.328 reads them (status, reset in Unix seconds,
+// representative-claim, overage-status; with ANTHROPIC_API_KEY it reads
+// them only through a gateway, see testdata/claude/README.md).
+func UnifiedHeaders(reset time.Time) map[string]string {
+	return map[string]string{
+		"anthropic-ratelimit-unified-status":                  "rejected",
+		"anthropic-ratelimit-unified-reset":                   strconv.FormatInt(reset.Unix(), 10),
+		"anthropic-ratelimit-unified-representative-claim":    "five_hour",
+		"anthropic-ratelimit-unified-5h-status":               "rejected",
+		"anthropic-ratelimit-unified-5h-reset":                strconv.FormatInt(reset.Unix(), 10),
+		"anthropic-ratelimit-unified-5h-utilization":          "1.0",
+		"anthropic-ratelimit-unified-overage-status":          "rejected",
+		"anthropic-ratelimit-unified-overage-disabled-reason": "out_of_credits",
+	}
+}
+
+// mergeHeaders returns the headers of all the maps, later ones winning.
+func mergeHeaders(hs ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, h := range hs {
+		for k, v := range h {
+			out[k] = v
+		}
+	}
+	return out
 }
