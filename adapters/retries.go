@@ -12,15 +12,19 @@ import (
 // nil while the agent is within it. The bin is unavailable, with the reason
 // of the failure being retried, from the notice's http_status as
 // normalize.StatusReason maps it (401/403 auth, 402 quota, 429 rate_limit,
-// 503/529 overloaded, other 5xx server); network when there is no status or
-// its reason is not of bin unavailable (a retried 400). It is retryable as
+// 503/529 overloaded, other 5xx server), else from the notice's bin and
+// reason when the decoder classified the failure's text (OpenCode);
+// network when there is neither or its reason is not of bin unavailable (a
+// retried 400). It is retryable as
 // those reasons are (SPEC §4), with the HTTP status.
 func retriesExceeded(max *int, n int, retry events.Notice) *events.Error {
 	if max == nil || n <= *max {
 		return nil
 	}
 	var data struct {
-		HTTPStatus *int `json:"http_status"`
+		HTTPStatus *int          `json:"http_status"`
+		Bin        events.Bin    `json:"bin"`
+		Reason     events.Reason `json:"reason"`
 	}
 	_ = json.Unmarshal(retry.Data, &data) // no data: no status
 	reason, status := events.ReasonNetwork, 0
@@ -29,6 +33,8 @@ func retriesExceeded(max *int, n int, retry events.Notice) *events.Error {
 		if bin, r := normalize.StatusReason(status); bin == events.BinUnavailable {
 			reason = r
 		}
+	} else if data.Bin == events.BinUnavailable && data.Reason != "" {
+		reason = data.Reason // the decoder classified the retried failure's text
 	}
 	e := events.NewError(events.BinUnavailable, reason,
 		"the provider keeps failing: retry later, or raise --agent-retries",

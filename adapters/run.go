@@ -221,6 +221,7 @@ func (r *runner) finish(rec record) events.RunFinished {
 	rec = r.totals(rec)
 	rec.SinkErr, rec.ToolCallsDenied = r.s.sinkErr, r.s.denied
 	rec.Schema = r.req.Schema != nil
+	rec.Now = r.opt.clock()
 	rf, notice := decide(rec)
 	if notice != nil {
 		r.s.emit(*notice)
@@ -288,6 +289,9 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	})
 	if errors.Is(err, proc.ErrGuard) {
 		return record{}, guardError(spec.Path, err)
+	}
+	if err == nil {
+		errLines.stop = sup.Stop // before the lock goes: no stderr line is read until then
 	}
 	if err != nil {
 		return record{}, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,

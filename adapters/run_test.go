@@ -285,7 +285,7 @@ func TestRunOutcomes(t *testing.T) {
 		}},
 		{scenario: "stderr-flood", text: "fake answer"},
 		{scenario: "echo-argv", edit: func(r *adapters.Request) { r.Prompt = "--help -x"; r.Model = "-m/odd" }, check: func(t *testing.T, r result) {
-			want := `"run" "--format" "json" "--title=--help -x" "--model=-m/odd" "--agent=hub-full"`
+			want := `"run" "--format" "json" "--title=--help -x" "--print-logs" "--log-level=ERROR" "--model=-m/odd" "--agent=hub-full"`
 			if r.fin.Text != want {
 				t.Errorf("argv = %s, want %s", r.fin.Text, want)
 			}

@@ -30,8 +30,13 @@ const stderrHold = 64 << 10
 type stderrLines struct {
 	lock *runLock // nil in a replay, which has one goroutine
 	s    *stream
+	// stop stops the agent when a stderr line's event stopped the stream
+	// (a guard's cause): the stdout loop, which does it for stdout's
+	// events, may be waiting for a line that never comes. nil in a replay.
+	stop func(error)
 	buf  []byte
 	size int // bytes of the current line, held or not
+	dst  []events.Body
 }
 
 // Write implements io.Writer for proc.Spec.Stderr. It never fails.
@@ -79,6 +84,17 @@ func (w *stderrLines) line() {
 	w.buf, w.size = w.buf[:0], 0
 	if text == "" {
 		return
+	}
+	if sd, ok := w.s.dec.(normalize.StderrDecoder); ok && !w.s.halted() {
+		var took bool
+		if w.dst, took = sd.DecodeStderr(w.dst[:0], text); took {
+			w.s.publish(w.dst)
+			clear(w.dst)
+			if w.s.over != nil && w.stop != nil {
+				w.stop(w.s.over)
+			}
+			return
+		}
 	}
 	msg := normalize.Shorten(text, MaxStderrLine)
 	if msg != text || size > stderrHold {

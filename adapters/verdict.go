@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
@@ -73,6 +74,9 @@ type record struct {
 	// Sandbox is what the sandbox step found (Request.Sandbox), nil
 	// without a sandbox.
 	Sandbox *sandboxOutcome
+	// Now is the run's clock at its end, for the times the agent gave
+	// (Outcome.RetryAt).
+	Now time.Time
 }
 
 // decide is the one place that decides how a run ended (SPEC §4): ok, bin
@@ -121,6 +125,11 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 			"agent had not exited after its terminal event; hub stopped it (%s)", lingerReason(rec.Cause, rec.Limits))}
 	default:
 		if e := hubCause(rec.Cause, rec.Limits); e != nil {
+			if r := rec.Outcome.Retrying; r != nil && e.Bin == events.BinTimeout {
+				c := *e
+				c.Message += fmt.Sprintf(" while the agent was retrying a failed model call (%s/%s: %s)", r.Bin, r.Reason, r.Message)
+				e = &c
+			}
 			out.OK, out.Error = false, e
 		}
 	}
@@ -173,6 +182,9 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 			rf.OK, rf.Error, rf.Structured = false, e, nil
 		}
 	}
+	if e := rf.Error; e != nil && e.Bin == events.BinUnavailable && (e.Reason == events.ReasonQuota || e.Reason == events.ReasonRateLimit) {
+		rf.Error = whenLimitLifts(e, out.RetryAt, rec.Now)
+	}
 	if rec.SinkErr != nil {
 		rf.OK, rf.Partial = false, false
 		rf.Error = events.NewError(events.BinInternal, "", "check the consumer of hub's output", "event sink: %v", rec.SinkErr)
@@ -198,6 +210,33 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 		rf.Signal = &rec.Signal
 	}
 	return rf, notice
+}
+
+// whenLimitLifts says in a quota or rate-limit error whether waiting will
+// help (SPEC §4): a limit the agent says lifts at a time (retryAt, given
+// now) sets retry_after_s to the wait, and a quota that lifts on a clock (a
+// plan's usage limit) is a rate_limit, retryable then; a quota with no time
+// is one waiting will not lift (credits, billing, plan).
+func whenLimitLifts(e *events.Error, retryAt func(time.Time) time.Time, now time.Time) *events.Error {
+	c := *e
+	if retryAt != nil && !now.IsZero() {
+		if at := retryAt(now); at.After(now) {
+			wait := at.Sub(now).Seconds()
+			if c.RetryAfterS == nil || *c.RetryAfterS < wait {
+				c.RetryAfterS = &wait
+			}
+		}
+	}
+	switch {
+	case c.RetryAfterS != nil && *c.RetryAfterS > 0:
+		if c.Reason == events.ReasonQuota {
+			c.Reason, c.Retryable = events.ReasonRateLimit, events.Retryable(events.BinUnavailable, events.ReasonRateLimit)
+		}
+		c.Message += fmt.Sprintf(" (the limit lifts in %s: waiting helps)", time.Duration(*c.RetryAfterS*float64(time.Second)).Round(time.Second))
+	case c.Reason == events.ReasonQuota:
+		c.Message += " (a quota that waiting will not lift: credits, billing or the plan)"
+	}
+	return &c
 }
 
 // exitNotice is the exit_status notice of an ok run whose agent, on its

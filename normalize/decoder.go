@@ -2,6 +2,7 @@ package normalize
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/hubcli/hub/events"
 )
@@ -24,6 +25,18 @@ type Decoder interface {
 	// before Outcome is asked; Outcome sees only runs that ended on their own
 	// or that the decoder itself asked to stop (Status.Abort).
 	Outcome(end End) Outcome
+}
+
+// StderrDecoder is a Decoder that reads the agent's stderr too, for a CLI
+// that reports there what its stdout does not (OpenCode's log lines name
+// each failed model call it retries). The runner gives it each stderr line
+// (cleaned of terminal control, without its newline), in the order they
+// arrive relative to stdout; when it takes the line (ok), its events go
+// through the same steps and guards as stdout's, and no stderr notice is
+// sent for it. line is only valid during the call.
+type StderrDecoder interface {
+	Decoder
+	DecodeStderr(dst []events.Body, line string) (out []events.Body, ok bool)
 }
 
 // Status is what a decoder has seen that the runner must act on.
@@ -60,6 +73,15 @@ type Outcome struct {
 	// result event); they replace the sums of the usage events in
 	// run.finished.
 	Totals *Totals
+	// RetryAt, when not nil, gives when the limit that failed the run lifts,
+	// as the agent said it (Claude Code's rate_limit_event resetsAt,
+	// Codex's "try again at 10:14 PM" in the machine's local time), given
+	// the time now; the runner sets retry_after_s from it.
+	RetryAt func(now time.Time) time.Time `json:"-"`
+	// Retrying, when not nil, is the failure the agent was retrying when
+	// it ended (OpenCode, silent on stdout while it backs off): a run that
+	// hub's limit stopped says so in its error.
+	Retrying *events.Error
 	// Answer, when not nil, is the CLI's own structured answer to a
 	// --schema (Claude Code's result.structured_output), one JSON value as
 	// the CLI gave it; hub checks it instead of Text.

@@ -3,6 +3,7 @@ package normalize
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -293,6 +294,10 @@ func refine(c TextClass, text string) TextClass {
 		c.Reason = events.ReasonBadModel // Anthropic: {"type":"not_found_error","message":"model: x"}
 		return c
 	}
+	if c.Reason == events.ReasonBadRequest && c.Status == 404 && strings.Contains(strings.ToLower(text), "model") {
+		c.Reason = events.ReasonBadModel // a 404 that names a model
+		return c
+	}
 	r := Match(ProviderRules, text)
 	if r == nil {
 		return c
@@ -306,4 +311,23 @@ func refine(c TextClass, text string) TextClass {
 		c.Reason = r.Reason
 	}
 	return c
+}
+
+// tryAgainRe finds a wait in a provider's or CLI's message: "try again in
+// 20s", "Please try again in 11.054s", "try again in 2 hours 5 minutes",
+// "retry after 30 seconds", "retry-after: 7".
+var tryAgainRe = regexp.MustCompile(`(?i)(?:try again in|retry after|retry-after:?)\s+(?:(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b\s*)?(?:(\d+(?:\.\d+)?)\s*(?:minutes?|mins?|m)\b\s*)?(?:(\d+(?:\.\d+)?)\s*(?:seconds?|secs?|s)?\b)?(?:(\d+)\s*ms\b)?`)
+
+// TryAgainIn returns the seconds a message says to wait ("try again in
+// 20s"), 0 when it names none. A bare number is seconds.
+func TryAgainIn(text string) float64 {
+	m := tryAgainRe.FindStringSubmatch(text)
+	if m == nil {
+		return 0
+	}
+	f := func(s string) float64 {
+		v, _ := strconv.ParseFloat(s, 64)
+		return v
+	}
+	return f(m[1])*3600 + f(m[2])*60 + f(m[3]) + f(m[4])/1000
 }

@@ -89,6 +89,10 @@ type Agent struct {
 	// --agent-retries N it stops the run at retry notice N+1 and says so in
 	// the error; otherwise the CLI retries N times and fails by itself.
 	HubCountsRetries bool
+	// RetryStatusUnknown says the CLI's retry notices carry no HTTP status
+	// (OpenCode logs only the error's text): a run stopped by
+	// --agent-retries has none either.
+	RetryStatusUnknown bool
 }
 
 // PromptCheck is where the prompt must arrive in the first model call.
@@ -164,7 +168,7 @@ const (
 )
 
 // Scenarios are the names of the subtests Conformance runs.
-var Scenarios = []string{"Text", "Tool", "BigUsage", "Errors", "Idle", "ToolKilled", "MaxCost", "FinalAnswer", "AgentRetries", "FailFast"}
+var Scenarios = []string{"Text", "Tool", "BigUsage", "Errors", "Provider", "Idle", "ToolKilled", "MaxCost", "FinalAnswer", "AgentRetries", "FailFast"}
 
 // UUID matches a session id that is a UUID, as Claude Code's, Codex's
 // and pi's are (for Agent.SessionID).
@@ -194,6 +198,10 @@ const grace = 2 * time.Second
 //   - BigUsage: a call reporting huge usage, summed and priced right.
 //   - Errors: 401 (with and without fail-fast), 429, 500, 503 and context
 //     overflow end in their bins.
+//   - Provider: the failures CLIs report vaguely end in their bins: quota
+//     and payment (the providers' bodies, HTTP 402), an unknown model, a
+//     connection refused, dropped before any response or cut mid-stream
+//     (unavailable/network, never server).
 //   - Idle: a provider that never answers (hang) or stops mid-stream
 //     (stall) ends by hub's idle timeout, in about that time (WantQuiet).
 //   - ToolKilled: a run stopped by its wall timeout while the tool hangs
@@ -232,6 +240,7 @@ func Conformance(t *testing.T, a Agent) {
 		{"Tool", conformTool},
 		{"BigUsage", conformBigUsage},
 		{"Errors", conformErrors},
+		{"Provider", conformProvider},
 		{"Idle", conformIdle},
 		{"ToolKilled", conformToolKilled},
 		{"MaxCost", conformMaxCost},
@@ -488,6 +497,48 @@ func conformErrors(t *testing.T, a Agent) {
 	}
 }
 
+// conformProvider: what providers send, and connections that fail, each
+// in its bin. A CLI that retries with no setting to stop it (OpenCode)
+// gets --agent-retries 1 from hub (HubCountsRetries): the verdict is then
+// hub's, from the retried failure's class.
+func conformProvider(t *testing.T, a Agent) {
+	tests := []struct {
+		name     string
+		scenario mockllm.Scenario // "" for a refused connection
+		bin      events.Bin
+		reason   events.Reason
+	}{
+		{"quota", mockllm.Quota, events.BinUnavailable, events.ReasonQuota},
+		{"402", mockllm.PaymentRequired, events.BinUnavailable, events.ReasonQuota},
+		{"nomodel", mockllm.NoModel, events.BinInvalidInput, events.ReasonBadModel},
+		{"refused", "", events.BinUnavailable, events.ReasonNetwork},
+		{"drop", mockllm.Drop, events.BinUnavailable, events.ReasonNetwork},
+		{"reset", mockllm.Reset, events.BinUnavailable, events.ReasonNetwork},
+		{"cut", mockllm.Cut, events.BinUnavailable, events.ReasonNetwork},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := a.Prepare(t, Setup{Server: mockllm.Options{RetryAfter: 100 * time.Millisecond}, Refused: tt.scenario == ""})
+			one := 1
+			prompt := "Fail please. " + string(tt.scenario)
+			if tt.scenario == "" {
+				prompt = "Say hello. " + string(mockllm.Text)
+			}
+			r := e.Run(t, prompt, budget.Limits{Grace: grace, Timeout: 3 * time.Minute}, func(req *adapters.Request) {
+				if a.HubCountsRetries {
+					req.AgentRetries = &one
+				}
+			})
+			WantErr(t, r.Fin, tt.bin, tt.reason, 0)
+			if tt.scenario == "" && len(ModelCalls(e.Server)) != 0 {
+				t.Errorf("the refused run reached the server")
+			}
+			t.Logf("%s: %s in %s", tt.name, r.Fin.Error.Message, r.Took.Round(time.Millisecond))
+		})
+	}
+}
+
 // conformIdle: the idle limit counts the CLI's start-up too, until its
 // first line, and some CLIs are silent until the model answers: an attempt
 // whose limit ran out before the model was called (or, stalled, before the
@@ -597,6 +648,9 @@ func conformAgentRetries(t *testing.T, a Agent) {
 	status := 500
 	if s, ok := a.ErrorStatus[mockllm.ServerError]; ok {
 		status = s
+	}
+	if a.RetryStatusUnknown {
+		status = 0
 	}
 	WantErr(t, r.Fin, events.BinUnavailable, events.ReasonServer, status)
 	retries, calls := len(r.Notices(events.NoticeRetry)), len(ModelCalls(e.Server))

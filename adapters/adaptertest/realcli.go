@@ -352,6 +352,9 @@ const SlowEcho = "echo() { sleep 300; builtin echo \"$@\"; }\n"
 type Setup struct {
 	Server  mockllm.Options
 	Retries Retries
+	// Refused closes the server before the CLI is configured: its URL
+	// then names a port nothing listens on (connection refused).
+	Refused bool
 }
 
 // Env is the private world of one agent's runs: a mock server, a home and
@@ -381,6 +384,9 @@ func (a Agent) Prepare(t *testing.T, s Setup) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	if s.Refused {
+		srv.Close()
+	}
 	dir, env := Home(t)
 	e := &Env{Agent: a, Server: srv, Dir: dir, Home: filepath.Join(dir, "home"), Work: filepath.Join(dir, "work"), Env: env, Retries: s.Retries}
 	if err := os.MkdirAll(e.Work, 0o755); err != nil {

@@ -7,11 +7,18 @@ package codex_test
 import (
 	"flag"
 	"testing"
+	"time"
 
 	"github.com/hubcli/hub/adapters/adaptertest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/codex golden files")
+
+// The recordings were made in UTC, and Codex names a usage limit's reset
+// in local time ("try again at 10:14 PM", usagelimit): the goldens' wait is
+// from the replay's clock to that time in UTC, whatever zone the tests run
+// in.
+func init() { time.Local = time.UTC }
 
 // TestGolden replays with the model the recordings' config.toml named
 // (unknown-model.model overrides it for that transcript).

@@ -79,7 +79,11 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if err != nil {
 		return adapters.Command{}, err
 	}
-	args := []string{"run", "--format", "json", "--title=" + title(req.Prompt)}
+	// --print-logs --log-level=ERROR: OpenCode says only in its log (on
+	// stderr) why a model call failed while it retries it; hub reads those
+	// lines (normalize/opencode.Decoder.DecodeStderr). A clean run logs
+	// nothing at that level.
+	args := []string{"run", "--format", "json", "--title=" + title(req.Prompt), "--print-logs", "--log-level=ERROR"}
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
@@ -292,4 +296,6 @@ func title(prompt string) string {
 }
 
 // NewDecoder implements adapters.Adapter.
-func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder { return ocnorm.New(req.Model) }
+func (*Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
+	return ocnorm.New(req.Model, !req.NoFailFast)
+}

@@ -203,7 +203,7 @@ func TestRealSetupErrors(t *testing.T) {
 		reason              events.Reason
 		says                string
 	}{
-		{"unknown provider", "nope/mock-model", "", events.BinInvalidInput, events.ReasonBadModel, `Unknown provider "nope"`},
+		{"unknown provider", "nope/mock-model", "", events.BinUnavailable, events.ReasonNotConfigured, `Unknown provider "nope"`},
 		{"no API key", "anthropic/claude-sonnet-4-5", "", events.BinUnavailable, events.ReasonNotConfigured, "No API key found for anthropic"},
 		{"unknown session", "", "00000000-0000-7000-8000-000000000000", events.BinInvalidInput, events.ReasonBadSession, "No session found matching '00000000-0000-7000-8000-000000000000'"},
 	}

@@ -46,6 +46,7 @@ type Decoder struct {
 	synthetic string       // error code of a synthetic assistant message
 	apiStatus int          // its api_error_status
 	lastRetry gjson.Result // the last system/api_retry
+	resetsAt  int64        // a rejected rate_limit_event's resetsAt (Unix seconds)
 	abort     *events.Error
 }
 
@@ -93,6 +94,12 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	case "user":
 		return d.user(dst, root)
 	case "rate_limit_event":
+		// Printed only for a claude.ai login or a gateway (2.1.328):
+		// status allowed, allowed_warning or rejected, and when the
+		// window resets.
+		if info := root.Get("rate_limit_info"); info.Get("status").String() == "rejected" {
+			d.resetsAt = info.Get("resetsAt").Int()
+		}
 		return append(dst, events.Notice{Kind: events.NoticeRateLimit,
 			Message: "claude: rate limit status " + normalize.Shorten(root.Get("rate_limit_info").Raw, 300),
 			Data:    objectData(root.Get("rate_limit_info"))})

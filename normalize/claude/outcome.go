@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -48,6 +49,7 @@ const (
 	hintOverflow = "shorten the prompt or the files in context, or start a new session"
 	hintNetwork  = "check ANTHROPIC_BASE_URL and the network, then retry"
 	hintRequest  = "read the API's message and fix the request (model name, options)"
+	hintModel    = "pass --model naming a model the API serves (claude --model accepts aliases such as sonnet and full names)"
 	hintTurns    = "raise --max-turns, or split the task"
 	hintBudget   = "raise the budget, or split the task"
 )
@@ -91,6 +93,10 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 			"claude reached its budget (total cost $%.4f)", r.Get("total_cost_usd").Float())
 	case r.Get("is_error").Bool() || strings.HasPrefix(sub, "error"):
 		out.Error = d.classify()
+		if at := d.resetsAt; at > 0 && out.Error.Bin == events.BinUnavailable &&
+			(out.Error.Reason == events.ReasonRateLimit || out.Error.Reason == events.ReasonQuota) {
+			out.RetryAt = func(time.Time) time.Time { return time.Unix(at, 0) }
+		}
 	default:
 		out.OK = true
 	}
@@ -164,12 +170,20 @@ func (d *Decoder) classify() *events.Error {
 		return mk(events.BinUnavailable, events.ReasonRateLimit, hintRate)
 	case byStatus == events.ReasonOverloaded || code == "overloaded_error" || normalize.ContainsFold(text, "overloaded"):
 		return mk(events.BinUnavailable, events.ReasonOverloaded, hintOverload)
+	case code == "model_not_found" || status == 404 && normalize.ContainsFold(text, "model"):
+		// 2.1.328: "There's an issue with the selected model (x). It may
+		// not exist or you may not have access to it."
+		return mk(events.BinInvalidInput, events.ReasonBadModel, hintModel)
+	case status == 0 && normalize.IsNetworkError(text):
+		// Claude Code calls a connection that failed before any response
+		// a server_error (2.1.328: "API Error: Connection refused — …
+		// (ECONNREFUSED)", "Connection dropped (ECONNRESET)", "Connection
+		// to the API was lost (ECONNRESET)"), with no status.
+		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
 	case code == "server_error" || byStatus == events.ReasonServer:
 		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
 	case code == "invalid_request" || byStatus == events.ReasonBadRequest:
 		return mk(events.BinInvalidInput, events.ReasonBadRequest, hintRequest)
-	case normalize.IsNetworkError(text):
-		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
 	}
 	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run claude by hand for details")
 }

@@ -466,5 +466,8 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 	default:
 		out.Error = Fallback(end, d.lastError)
 	}
+	if out.Error != nil {
+		out.RetryAt = RetryAt(out.Error.Message)
+	}
 	return out
 }

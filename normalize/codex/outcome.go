@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
@@ -27,8 +28,9 @@ const (
 // rule is one row of the outcome table: a message that contains any of the
 // patterns (case-insensitively) is this bin and reason; so is, in a row
 // with byStatus, one whose HTTP status (HTTPStatus) normalize.StatusReason
-// gives the row's reason, and in a row with network, one that
-// normalize.IsNetworkError recognizes.
+// gives the row's reason, and in a row with network, one without a status
+// that normalize.IsNetworkError recognizes. Seen is the version the wording
+// was read from; example is a message the row takes (TestRules).
 type rule struct {
 	patterns []string
 	byStatus bool
@@ -36,6 +38,8 @@ type rule struct {
 	bin      events.Bin
 	reason   events.Reason
 	hint     string
+	seen     string
+	example  string
 }
 
 // matches reports whether the row takes message, whose HTTP status is status
@@ -46,51 +50,64 @@ func (r rule) matches(message string, status int) bool {
 			return true
 		}
 	}
-	return r.network && normalize.IsNetworkError(message) || normalize.ContainsFold(message, r.patterns...)
+	return r.network && status == 0 && normalize.IsNetworkError(message) || normalize.ContainsFold(message, r.patterns...)
 }
 
 // rules map Codex's English failure messages (codex-cli 0.169.0, read from
-// the real binary against hub's mock server on 2026-11-30, and from the
-// messages in codex-rs/core's error types) to SPEC §4 bins. The first row
-// that matches wins, so more specific rows come first. The HTTP statuses
-// are hub's one table (normalize.StatusReason), the network phrases its one
-// list (normalize.IsNetworkError). These texts change between Codex
-// versions: every row has a test in outcome_test.go.
+// the real binary against hub's mock server on 2026-11-30 and 2026-12-01,
+// and from the messages in codex-rs/core's error types) to SPEC §4 bins.
+// The first row that matches wins, so more specific rows come first. The
+// HTTP statuses are hub's one table (normalize.StatusReason), the network
+// phrases its one list (normalize.IsNetworkError). These texts change
+// between Codex versions: every row has an example, tested.
 var rules = []rule{
 	{patterns: []string{"ran out of room in the model's context window", "context_length_exceeded",
-		"exceeds the context window"}, bin: events.BinInvalidInput, reason: events.ReasonContextOverflow, hint: hintOverflow},
+		"exceeds the context window"}, bin: events.BinInvalidInput, reason: events.ReasonContextOverflow, hint: hintOverflow,
+		seen: "codex 0.169.0", example: "Codex ran out of room in the model's context window. Start a new thread or clear earlier history before retrying."},
 	{patterns: []string{"input_too_large", "exceeds the maximum length"}, bin: events.BinInvalidInput, reason: events.ReasonPromptTooLarge,
-		hint: "put the material in files in the working directory and refer to them in a short prompt"},
+		hint: "put the material in files in the working directory and refer to them in a short prompt",
+		seen: "codex 0.169.0", example: "Input exceeds the maximum length of 1048576 characters."},
 	{patterns: []string{"invalid_api_key", "incorrect api key"}, byStatus: true,
-		bin: events.BinUnavailable, reason: events.ReasonAuth, hint: hintAuth},
-	{patterns: []string{"missing environment variable", "error loading config", "is no longer supported"},
-		bin: events.BinUnavailable, reason: events.ReasonNotConfigured, hint: hintConfig},
+		bin: events.BinUnavailable, reason: events.ReasonAuth, hint: hintAuth,
+		seen: "codex 0.169.0", example: "unexpected status 401 Unauthorized: Incorrect API key provided, url: http://127.0.0.1:1/v1/responses"},
+	{patterns: []string{"missing environment variable", "error loading config", "is no longer supported", "model provider `"},
+		bin: events.BinUnavailable, reason: events.ReasonNotConfigured, hint: hintConfig,
+		seen: "codex 0.169.0", example: "Error: Model provider `nope` not found"},
 	{patterns: []string{"usage limit", "insufficient_quota", "exceeded your current quota", "quota exceeded",
-		"out of credits", "usage not included"}, byStatus: true, bin: events.BinUnavailable, reason: events.ReasonQuota, hint: hintQuota},
-	{patterns: []string{"rate limit"}, byStatus: true, bin: events.BinUnavailable, reason: events.ReasonRateLimit, hint: hintRate},
+		"out of credits", "usage not included", "insufficient credits"}, byStatus: true, bin: events.BinUnavailable, reason: events.ReasonQuota, hint: hintQuota,
+		seen: "codex 0.169.0", example: "Quota exceeded. Check your plan and billing details."},
+	{patterns: []string{"rate limit"}, byStatus: true, bin: events.BinUnavailable, reason: events.ReasonRateLimit, hint: hintRate,
+		seen: "codex 0.169.0", example: "exceeded retry limit, last status: 429 Too Many Requests, request id: req_1"},
 	{patterns: []string{"at capacity", "server_is_overloaded", "overloaded"}, byStatus: true,
-		bin: events.BinUnavailable, reason: events.ReasonOverloaded, hint: hintOverload},
+		bin: events.BinUnavailable, reason: events.ReasonOverloaded, hint: hintOverload,
+		seen: "codex 0.169.0", example: "Selected model is at capacity. Please try a different model."},
+	// A stream that opened and then went quiet: the provider's, whatever
+	// the word "timeout" says.
+	{patterns: []string{"idle timeout waiting for sse"}, bin: events.BinUnavailable, reason: events.ReasonServer, hint: hintServer,
+		seen: "codex 0.169.0", example: "stream disconnected before completion: idle timeout waiting for SSE"},
+	// A connection that failed before any status, which Codex may call a
+	// disconnected stream: "stream disconnected before completion: error
+	// sending request", "…: Transport error: network error: error decoding
+	// response body", "Connection failed: error sending request".
+	{network: true, bin: events.BinUnavailable, reason: events.ReasonNetwork, hint: hintNetwork,
+		seen: "codex 0.169.0", example: "stream disconnected before completion: error sending request"},
 	{patterns: []string{"high demand", "internal server error", "stream disconnected", "response.failed event received"}, byStatus: true,
-		bin: events.BinUnavailable, reason: events.ReasonServer, hint: hintServer},
+		bin: events.BinUnavailable, reason: events.ReasonServer, hint: hintServer,
+		seen: "codex 0.169.0", example: "stream disconnected before completion: response.failed event received"},
 	{patterns: []string{"model_not_found", "does not exist or you do not have access", "unknown model", "unsupported model"},
-		bin: events.BinInvalidInput, reason: events.ReasonBadModel, hint: hintModel},
+		bin: events.BinInvalidInput, reason: events.ReasonBadModel, hint: hintModel,
+		seen: "codex 0.169.0", example: "The model `gpt-5.5` does not exist or you do not have access to it."},
 	{patterns: []string{"no rollout found for thread id", "thread/resume failed", "session not found"},
-		bin: events.BinInvalidInput, reason: events.ReasonBadSession, hint: hintSession},
+		bin: events.BinInvalidInput, reason: events.ReasonBadSession, hint: hintSession,
+		seen: "codex 0.169.0", example: "no rollout found for thread id 0199"},
 	{byStatus: true, bin: events.BinInvalidInput, reason: events.ReasonBadRequest,
-		hint: "read the provider's message and fix the request or the model provider config"},
-	// Last: a message with an HTTP status got an answer from the provider,
-	// whatever else it says.
-	{network: true, bin: events.BinUnavailable, reason: events.ReasonNetwork, hint: hintNetwork},
+		hint: "read the provider's message and fix the request or the model provider config",
+		seen: "codex 0.169.0", example: "unexpected status 400 Bad Request: Unsupported parameter"},
 }
 
 // statusRe finds the HTTP status in Codex's messages: "unexpected status 401
 // Unauthorized: …" and "exceeded retry limit, last status: 429 …".
 var statusRe = regexp.MustCompile(`(?:unexpected status|last status:?)\s+(\d{3})\b`)
-
-// tryAgainRe finds a wait time in a usage-limit or rate-limit message: "try
-// again in 2 hours 5 minutes", "try again in 11.054s", "try again at 3:05 PM"
-// is not parsed (no date).
-var tryAgainRe = regexp.MustCompile(`(?i)try again in\s+(?:(\d+(?:\.\d+)?)\s*(?:hours?|h)\s*)?(?:(\d+(?:\.\d+)?)\s*(?:minutes?|mins?|m\b)\s*)?(?:(\d+(?:\.\d+)?)\s*(?:seconds?|secs?|s)\b)?(?:(\d+)\s*ms\b)?`)
 
 // Classify maps a Codex failure message (turn.failed.error.message, a
 // top-level error, or stderr) to hub's error. It never returns nil: a
@@ -121,17 +138,56 @@ func HTTPStatus(message string) int {
 	return n
 }
 
-// retryAfter returns the seconds a "try again in …" phrase names, 0 if none.
-func retryAfter(message string) float64 {
-	m := tryAgainRe.FindStringSubmatch(message)
+// retryAfter returns the seconds a "try again in …" phrase names, 0 if
+// none.
+func retryAfter(message string) float64 { return normalize.TryAgainIn(message) }
+
+// retryAtRe finds the time a usage-limit message names (codex-rs
+// core/src/error.rs, UsageLimitReachedError; 0.169.0): "try again at 10:14
+// PM" today, or "try again at Dec 2nd, 2026 10:14 PM", in the machine's
+// local time.
+var retryAtRe = regexp.MustCompile(`(?i)try again at (?:([A-Z][a-z]{2}) (\d{1,2})(?:st|nd|rd|th)?, (\d{4}) )?(\d{1,2}):(\d{2}) ?([AP]M)`)
+
+// RetryAt returns when a Codex message says its limit lifts, as a function
+// of the time now (the message names a wall-clock time without a zone:
+// Codex's and hub's local time), nil when it names none. A time of day
+// alone is its next occurrence.
+func RetryAt(message string) func(now time.Time) time.Time {
+	m := retryAtRe.FindStringSubmatch(message)
 	if m == nil {
-		return 0
+		return nil
 	}
-	f := func(s string) float64 {
-		v, _ := strconv.ParseFloat(s, 64)
-		return v
+	hour, _ := strconv.Atoi(m[4])
+	minute, _ := strconv.Atoi(m[5])
+	if hour < 1 || hour > 12 || minute > 59 {
+		return nil
 	}
-	return f(m[1])*3600 + f(m[2])*60 + f(m[3]) + f(m[4])/1000
+	hour %= 12
+	if strings.EqualFold(m[6], "PM") {
+		hour += 12
+	}
+	var month time.Month
+	day, year := 0, 0
+	if m[1] != "" {
+		t, err := time.Parse("Jan", m[1])
+		if err != nil {
+			return nil
+		}
+		month = t.Month()
+		day, _ = strconv.Atoi(m[2])
+		year, _ = strconv.Atoi(m[3])
+	}
+	return func(now time.Time) time.Time {
+		now = now.Local()
+		if day > 0 {
+			return time.Date(year, month, day, hour, minute, 0, 0, time.Local)
+		}
+		at := time.Date(now.Year(), now.Month(), now.Day(), hour, minute, 0, 0, time.Local)
+		if at.Before(now) {
+			at = at.AddDate(0, 0, 1)
+		}
+		return at
+	}
 }
 
 // reconnectRe matches Codex's retry notices: "Reconnecting... 2/5 (…)".

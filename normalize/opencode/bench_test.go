@@ -13,11 +13,11 @@ import (
 //
 //	go test -run XXX -bench Decode ./normalize/opencode
 func BenchmarkDecode(b *testing.B) {
-	adaptertest.BenchDecoder(b, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model") })
+	adaptertest.BenchDecoder(b, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model", true) })
 }
 
 // TestLineNotKept: the decoder keeps nothing of a line past Decode.
 func TestLineNotKept(t *testing.T) {
 	t.Parallel()
-	adaptertest.CheckLineNotKept(t, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model") })
+	adaptertest.CheckLineNotKept(t, "opencode", func() normalize.Decoder { return opencode.New("mock/mock-model", true) })
 }

@@ -138,24 +138,54 @@ func retryAfter(h gjson.Result) float64 {
 	return 0
 }
 
-// classifyText recognizes failures OpenCode reports only as text on stderr
-// (it prints "Error: …" and exits). nil when nothing matches.
+// textRules are OpenCode's own wordings of failures it reports only as
+// text: stderr when it exits ("Error: …"), its log lines, the cause behind
+// an "Unexpected server error". Each row's example is tested
+// (TestTextRules); Seen is the version it was read from.
+var textRules = []normalize.TextRule{
+	{Any: []string{"ProviderModelNotFoundError", "model not found", "ModelNotFoundError"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadModel, Seen: "opencode 1.18.33",
+		Example: "ProviderModelNotFoundError: Model not found: nope/x. Did you mean: standardcompute?"},
+	{Any: []string{"is not valid JSON", "Config file at", "ConfigInvalidError", "ConfigJsonError"},
+		Bin: events.BinUnavailable, Reason: events.ReasonNotConfigured, Seen: "opencode 1.18.33",
+		Example: "Error: Config file at /home/u/.config/opencode/opencode.json is not valid JSON(C):"},
+	{Any: []string{"ProviderInitError", "no provider", "API key is missing", "missing api key"},
+		Bin: events.BinUnavailable, Reason: events.ReasonNotConfigured, Seen: "opencode 1.18.33",
+		Example: "ProviderInitError: failed to initialize provider mock"},
+	{Any: []string{"ProviderAuthError", "unauthorized", "invalid api key", "incorrect api key"},
+		Bin: events.BinUnavailable, Reason: events.ReasonAuth, Seen: "opencode 1.18.33",
+		Example: "ProviderAuthError: Unauthorized"},
+	{Any: []string{"session not found", "NotFoundError: Session"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadSession, Seen: "opencode 1.18.33",
+		Example: "Error: Session not found"},
+	{Any: []string{"context_length_exceeded", "maximum context length", "prompt is too long", "context window", "too many tokens"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonContextOverflow, Seen: "opencode 1.18.33 (the provider's text)",
+		Example: "AI_APICallError: This model's maximum context length is 128000 tokens"},
+	{Any: []string{"Cannot connect to API", "Unable to connect"},
+		Bin: events.BinUnavailable, Reason: events.ReasonNetwork, Seen: "opencode 1.18.33",
+		Example: "Cannot connect to API: Unable to connect. Is the computer able to access the url?"},
+}
+
+// classifyText recognizes failures OpenCode reports only as text (it
+// prints "Error: …" on stderr and exits; its log lines): its own wordings
+// (textRules), then the network phrases. nil when nothing matches.
 func classifyText(s string) *events.Error {
-	switch {
-	case s == "":
+	if s == "" {
 		return nil
-	case normalize.ContainsFold(s, "ProviderModelNotFoundError", "model not found", "ModelNotFoundError"):
-		return events.NewError(events.BinInvalidInput, events.ReasonBadModel, hintModel, "%s", s)
-	case normalize.ContainsFold(s, "ProviderInitError", "no provider", "API key is missing", "missing api key"):
-		return events.NewError(events.BinUnavailable, events.ReasonNotConfigured, hintConfig, "%s", s)
-	case normalize.ContainsFold(s, "ProviderAuthError", "unauthorized", "invalid api key", "incorrect api key"):
-		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth, "%s", s)
-	case normalize.ContainsFold(s, "session not found", "NotFoundError: Session"):
-		return events.NewError(events.BinInvalidInput, events.ReasonBadSession,
-			"pass a session id that opencode knows (from run.finished.session_id)", "%s", s)
-	case isOverflow(s):
-		return events.NewError(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow, "%s", s)
-	case normalize.IsNetworkError(s):
+	}
+	if r := normalize.Match(textRules, s); r != nil {
+		hint := hintFor(r.Reason)
+		switch r.Reason {
+		case events.ReasonBadSession:
+			hint = "pass a session id that opencode knows (from run.finished.session_id)"
+		case events.ReasonNotConfigured:
+			if normalize.ContainsFold(s, "config file", "valid JSON") {
+				hint = "fix the config file the message names (opencode.json, or the file OPENCODE_CONFIG names), then rerun"
+			}
+		}
+		return events.NewError(r.Bin, r.Reason, hint, "%s", s)
+	}
+	if normalize.IsNetworkError(s) {
 		return events.NewError(events.BinUnavailable, events.ReasonNetwork, hintNetwork, "%s", s)
 	}
 	return nil

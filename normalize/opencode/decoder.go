@@ -33,14 +33,24 @@ type Decoder struct {
 	err        *events.Error // from the last error event not followed by success
 	denied     *events.ToolFinished
 	sawStep    bool
+
+	failFast bool              // stop a retried failure that retrying cannot fix
+	retries  int               // failed model calls OpenCode logged (stderr.go)
+	retrying *events.Error     // the last of them, until a step finishes
+	abort    *events.Error     // fail-fast's stop
+	errRef   string            // the last error event's data.ref
+	logged   map[string]string // ref → the error OpenCode logged for it
+	echo     int               // in the echo of a config file: 1 + its lines so far
 }
 
 var _ normalize.Decoder = (*Decoder)(nil)
 
 // New returns a decoder for one run. model is the provider/model hub asked
-// for ("" if none); OpenCode does not repeat it in its stream.
-func New(model string) *Decoder {
-	d := &Decoder{costKnown: true}
+// for ("" if none); OpenCode does not repeat it in its stream. failFast
+// stops a run whose logged retries are of a failure that retrying cannot
+// fix (auth, quota; see DecodeStderr).
+func New(model string, failFast bool) *Decoder {
+	d := &Decoder{costKnown: true, failFast: failFast}
 	if model != "" {
 		d.model = &model
 	}
@@ -90,6 +100,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		dst = d.stepFinish(dst, part)
 	case "error":
 		d.err = Classify(root.Get("error"))
+		d.errRef = strings.Clone(root.Get("error.data.ref").String())
 	default:
 		dst = append(dst, unknown(typ, line))
 	}
@@ -181,6 +192,7 @@ func (d *Decoder) stepFinish(dst []events.Body, part gjson.Result) []events.Body
 		source = events.CostUnknown
 	}
 	d.lastReason = part.Get("reason").String()
+	d.retrying = nil // a call went through
 	dst = append(dst, events.Usage{Step: step, Total: d.total, CostSource: source, Model: d.model})
 	if d.lastReason == "stop" && d.err != nil {
 		dst = append(dst, events.Notice{Kind: events.NoticeRecoveredError,
@@ -197,7 +209,7 @@ func (d *Decoder) stepFinish(dst []events.Body, part gjson.Result) []events.Body
 // OpenCode never needs a fail-fast stop: it ends its own run after an error
 // event.
 func (d *Decoder) Status() normalize.Status {
-	return normalize.Status{Terminal: d.lastReason == "stop" && d.err == nil}
+	return normalize.Status{Terminal: d.lastReason == "stop" && d.err == nil, Abort: d.abort}
 }
 
 // Outcome implements normalize.Decoder. In order: an error event decides
@@ -210,8 +222,15 @@ func (d *Decoder) Status() normalize.Status {
 func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 	out := normalize.Outcome{Text: d.lastText, SessionID: d.sessionID}
 	switch {
+	case d.abort != nil:
+		out.Error = d.abort
 	case d.err != nil:
 		out.Error = d.err
+		if why, ok := d.logged[d.errRef]; ok && d.errRef != "" && d.err.Bin == events.BinAgentFailed {
+			// "Unexpected server error. Check server logs for details.":
+			// the log line with the same ref names the cause.
+			out.Error = d.explained(why)
+		}
 	case d.lastReason == "stop":
 		// The step that ended the session loop is OpenCode's terminal
 		// event, whatever the exit status after it: opencode run sets
@@ -228,6 +247,9 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 	default:
 		out.Error = Fallback(end, d.lastReason, d.sawStep)
 	}
+	if !out.OK {
+		out.Retrying = d.retrying
+	}
 	return out
 }
 
@@ -236,6 +258,18 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 func Fallback(end normalize.End, lastReason string, sawStep bool) *events.Error {
 	tail := normalize.CleanText(end.Stderr)
 	last := normalize.Shorten(lastLines(tail, 3), 600)
+	if i := strings.Index(tail, "--- JSONC Input ---"); i >= 0 {
+		// The echo of the config file, keys and all: only what comes after
+		// it ("--- Errors ---", where and what) is quoted.
+		head, rest := tail[:i], tail[i:]
+		if j := strings.Index(rest, "--- Errors ---"); j >= 0 {
+			rest = rest[j+len("--- Errors ---"):]
+		} else {
+			rest = ""
+		}
+		last = normalize.Shorten(normalize.JoinLines(append([]string{normalize.LastLine(head)}, firstLines(rest, 1)...), 600), 600)
+		tail = head + rest
+	}
 	if e := classifyText(tail); e != nil {
 		if last != "" {
 			e.Message = last
@@ -271,6 +305,17 @@ func suffix(s string) string {
 		return ""
 	}
 	return ": " + s
+}
+
+// firstLines returns the first n non-blank lines of s, trimmed.
+func firstLines(s string, n int) []string {
+	var out []string
+	for line := range strings.Lines(s) {
+		if t := strings.TrimSpace(line); t != "" && len(out) < n {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func lastLines(s string, n int) string {

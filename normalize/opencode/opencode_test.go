@@ -80,7 +80,7 @@ func TestToolKind(t *testing.T) {
 }
 
 func decode(lines ...string) (*opencode.Decoder, []events.Body) {
-	d := opencode.New("p/m")
+	d := opencode.New("p/m", true)
 	var out []events.Body
 	for _, l := range lines {
 		out = d.Decode(out, []byte(l))
@@ -192,7 +192,7 @@ func FuzzDecoder(f *testing.F) {
 		if !gjson.ValidBytes(line) {
 			return // the runner never hands a decoder invalid JSON
 		}
-		d := opencode.New("")
+		d := opencode.New("", true)
 		bodies := d.Decode(nil, line)
 		bodies = d.Decode(bodies, line)
 		o := d.Outcome(exit(0))

@@ -111,55 +111,72 @@ const (
 )
 
 // Classify maps the errorMessage of a failed pi model call to hub's error
-// (SPEC §4). Rules, first match wins (statuses as normalize.StatusReason
-// maps them):
+// (SPEC §4). pi-ai (0.73.1) puts the HTTP status first ("429 You exceeded
+// your current quota…", "401 Incorrect API key provided") and the
+// provider's message after it, or a transport's text alone ("Connection
+// error.", "terminated"). Rules, first match wins:
 //
-//	context overflow text (pi-ai's patterns)      invalid_input/context_overflow
-//	leading 401 or 403, "invalid api key"         unavailable/auth
-//	leading 402, or 429 with quota or billing     unavailable/quota
-//	leading 429, "rate limit"                     unavailable/rate_limit
-//	leading 503 or 529, "overloaded"              unavailable/overloaded
-//	leading 5xx                                   unavailable/server
-//	leading 404 naming a model                    invalid_input/bad_model
-//	leading 400, 404, 413, 422                    invalid_input/bad_request
-//	normalize.IsNetworkError ("timed out", …)     unavailable/network
-//	"aborted"                                     cancelled/agent_aborted
-//	anything else                                 agent_failed/error_event
+//	context overflow text (pi-ai's patterns)       invalid_input/context_overflow
+//	the leading status and the provider's text     normalize.ClassifyText: a body's
+//	                                               type or code, 401/403 auth, 402 or
+//	                                               quota words quota, 429 rate_limit,
+//	                                               503/529 overloaded, 5xx server, a
+//	                                               404 naming a model bad_model, other
+//	                                               4xx bad_request; then the network
+//	                                               phrases, then the providers' words
+//	"aborted"                                      cancelled/agent_aborted
+//	anything else                                  agent_failed/error_event
 //
-// http_status is set from the leading status. It never returns nil.
+// http_status is set from the leading status, retry_after_s from a "try
+// again in 20s" the provider wrote. It never returns nil.
 func Classify(msg string) *events.Error {
 	status := leadingStatus(msg)
-	_, byStatus := normalize.StatusReason(status)
 	text := normalize.Shorten(strings.TrimSpace(msg), 1000)
 	if text == "" {
 		text = "pi reported an error without a message"
 	}
 	mk := func(bin events.Bin, reason events.Reason, hint string) *events.Error {
-		return events.NewError(bin, reason, hint, "%s", text).WithHTTPStatus(status)
+		e := events.NewError(bin, reason, hint, "%s", text).WithHTTPStatus(status)
+		if wait := normalize.TryAgainIn(msg); wait > 0 && e.Retryable {
+			e.WithRetryAfter(wait)
+		}
+		return e
 	}
-	switch {
-	case isOverflow(msg):
+	if isOverflow(msg) {
 		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
-	case byStatus == events.ReasonAuth || normalize.ContainsFold(msg, "invalid api key", "incorrect api key", "invalid x-api-key"):
-		return mk(events.BinUnavailable, events.ReasonAuth, hintAuth)
-	case byStatus == events.ReasonQuota || byStatus == events.ReasonRateLimit && normalize.ContainsFold(msg, "insufficient_quota", "quota", "billing"):
-		return mk(events.BinUnavailable, events.ReasonQuota, hintQuota)
-	case byStatus == events.ReasonRateLimit || normalize.ContainsFold(msg, "rate limit", "too many requests"):
-		return mk(events.BinUnavailable, events.ReasonRateLimit, hintRate)
-	case byStatus == events.ReasonOverloaded || normalize.ContainsFold(msg, "overloaded"):
-		return mk(events.BinUnavailable, events.ReasonOverloaded, hintOverload)
-	case byStatus == events.ReasonServer:
-		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
-	case status == 404 && normalize.ContainsFold(msg, "model"):
-		return mk(events.BinInvalidInput, events.ReasonBadModel, hintModel)
-	case byStatus == events.ReasonBadRequest:
-		return mk(events.BinInvalidInput, events.ReasonBadRequest, hintRequest)
-	case normalize.IsNetworkError(msg):
-		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
-	case normalize.ContainsFold(msg, "aborted"):
+	}
+	if c, ok := normalize.ClassifyText(msg, status, nil); ok {
+		return mk(c.Bin, c.Reason, hintFor(c.Reason))
+	}
+	if normalize.ContainsFold(msg, "aborted") {
 		return mk(events.BinCancelled, events.ReasonAgentAborted, hintAborted)
 	}
 	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run pi by hand with the same arguments for details")
+}
+
+// hintFor is the hint of a reason of pi's model-call failures.
+func hintFor(r events.Reason) string {
+	switch r {
+	case events.ReasonAuth:
+		return hintAuth
+	case events.ReasonQuota:
+		return hintQuota
+	case events.ReasonRateLimit:
+		return hintRate
+	case events.ReasonOverloaded:
+		return hintOverload
+	case events.ReasonServer:
+		return hintServer
+	case events.ReasonNetwork:
+		return hintNetwork
+	case events.ReasonBadModel:
+		return hintModel
+	case events.ReasonContextOverflow:
+		return hintOverflow
+	case events.ReasonNotConfigured:
+		return hintConfig
+	}
+	return hintRequest
 }
 
 // Outcome implements normalize.Decoder. The exit status never makes a run a
@@ -214,9 +231,10 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 func noResult(end normalize.End) *events.Error {
 	tail := normalize.CleanText(end.Stderr)
 	last := normalize.Shorten(lastLines(tail), 600)
-	for _, r := range setupErrors {
-		if line := lineWith(tail, r.subs...); line != "" {
-			return events.NewError(r.bin, r.reason, r.hint, "pi: %s", normalize.Shorten(line, 600))
+	for i := range setupErrors {
+		if line := lineWith(tail, setupErrors[i].Any...); line != "" {
+			r := &setupErrors[i]
+			return events.NewError(r.Bin, r.Reason, setupHint(r, line), "pi: %s", normalize.Shorten(line, 600))
 		}
 	}
 	switch {
@@ -234,25 +252,50 @@ func noResult(end normalize.End) *events.Error {
 		"pi exited without any answer from the model%s", suffix(last))
 }
 
-// setupErrors are the stderr lines pi 0.73.1 prints when it exits 1 before
-// any model call, for example "No API key found for anthropic.", `Error:
-// Unknown provider "x". Use --list-models…`, "No session found matching
-// 'x'".
-var setupErrors = []struct {
-	subs   []string
-	bin    events.Bin
-	reason events.Reason
-	hint   string
-}{
-	{[]string{"no api key found", "no models available", "api key is required"}, events.BinUnavailable, events.ReasonNotConfigured, hintConfig},
-	{[]string{"unknown provider", "model not found", "no model matching", "unknown model", `model "`}, events.BinInvalidInput, events.ReasonBadModel, hintModel},
-	{[]string{"no session found", "session file not found"}, events.BinInvalidInput, events.ReasonBadSession, hintSession},
+// setupErrors are the stderr lines pi prints when it exits before any
+// model call; each row's example is tested (TestSetupErrors), Seen is the
+// version it was read from.
+var setupErrors = []normalize.TextRule{
+	{Any: []string{"no api key found", "no models available", "api key is required"},
+		Bin: events.BinUnavailable, Reason: events.ReasonNotConfigured, Seen: "pi 0.73.1",
+		Example: "No API key found for anthropic."},
+	// A provider pi does not know is one that is not configured: built
+	// in, or defined in models.json, which pi skips without a word when it
+	// is not valid JSON (testdata/pi/badconfig).
+	{Any: []string{"unknown provider"},
+		Bin: events.BinUnavailable, Reason: events.ReasonNotConfigured, Seen: "pi 0.73.1",
+		Example: `Error: Unknown provider "nope". Use --list-models to see available providers/models.`},
+	{Any: []string{"model not found", "no model matching", "unknown model", `model "`},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadModel, Seen: "pi 0.73.1",
+		Example: `Error: Model "x" not found for provider anthropic`},
+	{Any: []string{"no session found", "session file not found"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadSession, Seen: "pi 0.73.1",
+		Example: "No session found matching 'abc'"},
 	// pi asks on stdin whether to fork a session of another directory; with
 	// no answer it exits 0 without one.
-	{[]string{"session found in different project"}, events.BinInvalidInput, events.ReasonBadSession,
-		"resume with --cwd set to the directory the session was made in (pi keeps sessions per directory)"},
-	{[]string{"unknown option"}, events.BinInvalidInput, events.ReasonBadRequest,
-		"hub passed pi an option it does not know; check the pi version (`hub agents`)"},
+	{Any: []string{"session found in different project"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadSession, Seen: "pi 0.73.1",
+		Example: "Session found in different project: /tmp/a"},
+	{Any: []string{"unknown option"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadRequest, Seen: "pi 0.73.1",
+		Example: "Error: Unknown option --frobnicate"},
+}
+
+// setupHint is the hint of a setup error's row.
+func setupHint(r *normalize.TextRule, line string) string {
+	switch {
+	case r.Reason == events.ReasonNotConfigured && normalize.ContainsFold(line, "unknown provider"):
+		return "define the provider for pi: a built-in one with its API key variable, or a custom one in models.json under PI_CODING_AGENT_DIR (default ~/.pi/agent; pi ignores that file when it is not valid JSON); `pi --list-models` lists what pi knows"
+	case r.Reason == events.ReasonNotConfigured:
+		return hintConfig
+	case r.Reason == events.ReasonBadModel:
+		return hintModel
+	case r.Reason == events.ReasonBadSession && normalize.ContainsFold(line, "different project"):
+		return "resume with --cwd set to the directory the session was made in (pi keeps sessions per directory)"
+	case r.Reason == events.ReasonBadSession:
+		return hintSession
+	}
+	return "hub passed pi an option it does not know; check the pi version (`hub agents`)"
 }
 
 // lineWith returns the first line of s containing any of subs (ignoring

@@ -102,7 +102,7 @@ func TestOutcome(t *testing.T) {
 		{"no assistant message, killed", []string{session}, normalize.End{Signal: "SIGKILL"}, events.BinAgentFailed, events.ReasonCrashed, 0},
 		{"no assistant message, exit 143", []string{session}, exit(143), events.BinAgentFailed, events.ReasonExitStatus, 0},
 		{"stderr: no API key", []string{session}, normalize.End{ExitCode: new(1), Stderr: "No API key found for anthropic.\n\nUse /login to log into a provider via OAuth or API key. See:\n  /x/docs/providers.md\n"}, events.BinUnavailable, events.ReasonNotConfigured, 0},
-		{"stderr: unknown provider", nil, normalize.End{ExitCode: new(1), Stderr: "\x1b[31mError: Unknown provider \"nope\". Use --list-models to see available providers/models.\x1b[39m\n"}, events.BinInvalidInput, events.ReasonBadModel, 0},
+		{"stderr: unknown provider", nil, normalize.End{ExitCode: new(1), Stderr: "\x1b[31mError: Unknown provider \"nope\". Use --list-models to see available providers/models.\x1b[39m\n"}, events.BinUnavailable, events.ReasonNotConfigured, 0},
 		{"stderr: model not found", nil, normalize.End{ExitCode: new(1), Stderr: "\x1b[31mError: Model \"/mock-model\" not found. Use --list-models to see available models.\x1b[39m\n"}, events.BinInvalidInput, events.ReasonBadModel, 0},
 		{"stderr: session of another directory", nil, normalize.End{ExitCode: new(0), Stderr: "Session found in different project: /tmp/pix/a\nFork this session into current directory? [y/N] "}, events.BinInvalidInput, events.ReasonBadSession, 0},
 		{"stderr: unknown session", nil, normalize.End{ExitCode: new(1), Stderr: "No session found matching 'abcdef'\n"}, events.BinInvalidInput, events.ReasonBadSession, 0},

@@ -1,0 +1,90 @@
+package opencode
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// Every row of textRules takes its own example first, and classifyText
+// gives the row's bin and reason.
+func TestTextRules(t *testing.T) {
+	t.Parallel()
+	for _, p := range normalize.CheckRules(textRules, func(text string) (events.Bin, events.Reason) {
+		if e := classifyText(text); e != nil {
+			return e.Bin, e.Reason
+		}
+		return "", ""
+	}) {
+		t.Error(p)
+	}
+}
+
+// The log lines of hub's --print-logs: a failed call is a retry notice of
+// its class; auth and quota stop the run at once unless fail-fast is off;
+// the cause logged under an error event's ref explains it; an echoed config
+// file is not passed on.
+func TestDecodeStderr(t *testing.T) {
+	t.Parallel()
+	streamErr := func(msg string) string {
+		return `timestamp=2026-12-01T22:30:16.372Z level=ERROR run=2919ed0b message="stream error" providerID=mock modelID=m session.id=ses_1 small=false agent=build mode=primary error.error="AI_APICallError: ` + msg + `"`
+	}
+	tests := []struct {
+		line     string
+		failFast bool
+		reason   events.Reason
+		abort    bool
+	}{
+		{streamErr(`Cannot connect to API: Unable to connect. Is the computer able to access the url?`), true, events.ReasonNetwork, false},
+		{streamErr(`Rate limit reached for m. Please try again in 20s.`), true, events.ReasonRateLimit, false},
+		{streamErr(`Internal server error`), true, events.ReasonServer, false},
+		{streamErr(`You exceeded your current quota, please check your plan and billing details.`), true, events.ReasonQuota, true},
+		{streamErr(`You exceeded your current quota, please check your plan and billing details.`), false, events.ReasonQuota, false},
+		{streamErr(`Incorrect API key provided: \"x\"`), true, events.ReasonAuth, true},
+	}
+	for _, tt := range tests {
+		d := New("", tt.failFast)
+		out, took := d.DecodeStderr(nil, tt.line)
+		if !took || len(out) != 1 {
+			t.Fatalf("%q: took %v, %d events", tt.line, took, len(out))
+		}
+		n, ok := out[0].(events.Notice)
+		if !ok || n.Kind != events.NoticeRetry || d.retrying == nil || d.retrying.Reason != tt.reason {
+			t.Errorf("%q: %+v, retrying %v; want a retry notice of %s", tt.line, out[0], d.retrying, tt.reason)
+		}
+		if got := d.Status().Abort != nil; got != tt.abort {
+			t.Errorf("%q (fail-fast %v): abort %v, want %v", tt.line, tt.failFast, got, tt.abort)
+		}
+	}
+	// The title agent's calls and other levels are not taken.
+	d := New("", true)
+	for _, l := range []string{
+		`timestamp=x level=ERROR message="stream error" small=true error.error="AI_APICallError: boom"`,
+		`timestamp=x level=INFO message="stream error" small=false error.error="AI_APICallError: boom"`,
+		"Error: something else",
+	} {
+		if _, took := d.DecodeStderr(nil, l); took {
+			t.Errorf("%q was taken", l)
+		}
+	}
+	// An echoed config file: one notice for all of it, no line of it.
+	var got []events.Body
+	for _, l := range []string{"--- JSONC Input ---", `{"apiKey": "sk-secret"`, `}`, "--- Errors ---"} {
+		var took bool
+		if got, took = d.DecodeStderr(got, l); !took {
+			t.Errorf("%q not taken", l)
+		}
+	}
+	if len(got) != 1 || got[0].(events.Notice).Message != "opencode printed its config file here (2 lines, not shown: it may hold API keys)" {
+		t.Errorf("config echo: %+v", got)
+	}
+	// The cause logged under the error event's ref explains it.
+	d = New("", true)
+	d.DecodeStderr(nil, `timestamp=x level=ERROR run=1 message=failed ref=err_1 error="ProviderModelNotFoundError: Model not found: nope/x." cause="…"`)
+	d.Decode(nil, []byte(`{"type":"error","sessionID":"ses_1","error":{"name":"UnknownError","data":{"message":"Unexpected server error. Check server logs for details.","ref":"err_1"}}}`))
+	one := 1
+	if o := d.Outcome(normalize.End{ExitCode: &one}); o.Error == nil || o.Error.Reason != events.ReasonBadModel {
+		t.Errorf("UnknownError with a logged cause: %+v, want bad_model", o.Error)
+	}
+}
