@@ -50,8 +50,12 @@ type Info struct {
 	Name        string // the agent's name in hub ("opencode", "claude", …): what Adapter.Name returns
 	Binary      string // default executable name looked up in PATH
 	Package     string // npm package that provides it
-	MinVersion  string // oldest version hub supports
+	MinVersion  string // oldest version hub supports: the oldest its tests passed on (CI runs them on it)
 	InstallHint string // the command that installs it
+	// TestedVersion is the newest version hub's tests run on, the one
+	// scripts/install-agents.sh pins ("": none). Newer versions are not
+	// refused; MinVersion is the only bound Detect enforces.
+	TestedVersion string
 	// VersionArgs are the arguments that make the binary print its
 	// version; nil means "--version".
 	VersionArgs []string

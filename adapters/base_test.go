@@ -49,11 +49,14 @@ func TestBase(t *testing.T) {
 	}
 }
 
-// TestNewBasePanics: an Info without a name or with a minimum version that
-// does not parse is a bug of the adapter's package, caught at init.
+// TestNewBasePanics: an Info without a name, with a minimum or tested
+// version that does not parse, or tested below its minimum is a bug of the
+// adapter's package, caught at init.
 func TestNewBasePanics(t *testing.T) {
 	t.Parallel()
-	for _, info := range []adapters.Info{{Binary: "x"}, {Name: "x", MinVersion: "one"}} {
+	adapters.NewBase(adapters.Info{Name: "x", MinVersion: "1.2.0", TestedVersion: "1.2.0"}) // equal is fine
+	for _, info := range []adapters.Info{{Binary: "x"}, {Name: "x", MinVersion: "one"}, {Name: "x", TestedVersion: "one"},
+		{Name: "x", MinVersion: "1.10.0", TestedVersion: "1.9.0"}} {
 		func() {
 			defer func() {
 				if recover() == nil {

@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # Installs the agent CLIs that hub's real-CLI tests and demo run, at pinned
-# versions, into .tools/npm (git-ignored) of this checkout. Idempotent: an
-# agent already at its pinned version is left alone.
+# versions, into .tools/npm (git-ignored) of this checkout; with --min, the
+# oldest versions hub claims to support (each adapter's MinVersion) into
+# .tools/npm-min instead. Idempotent: an agent already at its version is
+# left alone.
 #
-#   bash scripts/install-agents.sh          # all pinned agents
-#   bash scripts/install-agents.sh opencode # only these
+#   bash scripts/install-agents.sh              # all pinned agents
+#   bash scripts/install-agents.sh opencode     # only these
+#   bash scripts/install-agents.sh --min        # the minimums that differ from their pins
+#   bash scripts/install-agents.sh --min codex  # only these minimums
+#   bash scripts/install-agents.sh --list-min   # names of the agents whose minimum differs from its pin
 #
 # No lock file is written (--no-package-lock): the versions below are the pins.
+# The two tables are read by a Go test (adapters/all) that checks them against
+# each adapter's TestedVersion (pins) and MinVersion (mins): change them
+# together.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-prefix="$root/.tools/npm"
 
-# agent name → npm package@version (versions read from the npm registry on
-# 2026-11-30; see ../shared/REAL-CLIS.md for how each behaves).
+# agent name → npm package@version: the newest version hub's tests run on
+# (adapters.Info.TestedVersion). Versions read from the npm registry on
+# 2026-11-30; see ../shared/REAL-CLIS.md for how each behaves.
 declare -A pins=(
   [claude]="@anthropic-ai/claude-code@2.1.328"
   [codex]="@openai/codex@0.169.0"
@@ -21,15 +29,54 @@ declare -A pins=(
   [pi]="@mariozechner/pi-coding-agent@0.73.1"
 )
 
+# agent name → npm package@version: the oldest version hub supports
+# (adapters.Info.MinVersion), the oldest one the contract scenarios
+# (TestReal) passed on; scripts/test.sh runs them on it too. An agent whose
+# minimum is its pin has the same entry in both tables.
+declare -A mins=(
+  [claude]="@anthropic-ai/claude-code@2.1.200"
+  [codex]="@openai/codex@0.148.0"
+  [opencode]="opencode-ai@1.18.18"
+  [pi]="@mariozechner/pi-coding-agent@0.70.6"
+)
+
+table=pins
+prefix="$root/.tools/npm"
+case ${1:-} in
+  --min)
+    table=mins
+    prefix="$root/.tools/npm-min"
+    shift
+    ;;
+  --list-min)
+    for agent in $(printf '%s\n' "${!mins[@]}" | sort); do
+      [[ ${mins[$agent]} == "${pins[$agent]}" ]] || echo "$agent"
+    done
+    exit 0
+    ;;
+  -*)
+    echo "install-agents: unknown option $1 (known: --min, --list-min)" >&2
+    exit 2
+    ;;
+esac
+declare -n table_ref=$table
+
 want=("$@")
-[[ ${#want[@]} -gt 0 ]] || want=("${!pins[@]}")
+if [[ ${#want[@]} -eq 0 ]]; then
+  if [[ $table == mins ]]; then
+    # A minimum equal to its pin is already installed by the plain run.
+    mapfile -t want < <(bash "$0" --list-min)
+  else
+    want=("${!pins[@]}")
+  fi
+fi
 
 command -v npm >/dev/null || { echo "install-agents: npm not found; install Node.js 20+ first" >&2; exit 1; }
 mkdir -p "$prefix"
 
 for agent in "${want[@]}"; do
-  spec=${pins[$agent]:-}
-  [[ -n $spec ]] || { echo "install-agents: no pin for agent '$agent' (known: ${!pins[*]})" >&2; exit 1; }
+  spec=${table_ref[$agent]:-}
+  [[ -n $spec ]] || { echo "install-agents: no $table entry for agent '$agent' (known: ${!table_ref[*]})" >&2; exit 1; }
   pkg=${spec%@*}
   version=${spec##*@}
   have=$(node -p "try{require('$prefix/node_modules/$pkg/package.json').version}catch(e){''}" 2>/dev/null || true)

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs the pinned agent CLIs and Go
 # modules, checks formatting and vet, then runs every test with -race.
-# Real-CLI tests run against hub's own mock model server, offline.
+# Real-CLI tests run against hub's own mock model server, offline. Then it
+# installs the oldest version hub claims for each agent (MinVersion, the
+# --min table of install-agents.sh) and runs the contract scenarios
+# (TestReal) and the golden transcripts (TestGolden, which hold the
+# minimum's where its output differs) against it, for every agent whose
+# minimum is not its pin.
 #
 #   bash scripts/test.sh
 set -euo pipefail
@@ -21,3 +26,17 @@ go vet ./...
 # Real-CLI tests must not skip here: the binaries were just installed.
 export HUB_REQUIRE_REAL_CLIS=1
 go test -race -count=1 -timeout 30m ./...
+
+# The minimum versions: one go test over the agents' packages, so that they
+# run in parallel, each with HUB_<NAME>_BIN pointing at its minimum.
+mapfile -t older < <(bash scripts/install-agents.sh --list-min)
+if [[ ${#older[@]} -gt 0 ]]; then
+  bash scripts/install-agents.sh --min "${older[@]}"
+  pkgs=()
+  for agent in "${older[@]}"; do
+    export "HUB_${agent^^}_BIN=$PWD/.tools/npm-min/node_modules/.bin/$agent"
+    pkgs+=("./adapters/$agent")
+  done
+  echo "test: minimum versions of ${older[*]}"
+  go test -race -count=1 -timeout 30m -run '^(TestReal|TestGolden)$' "${pkgs[@]}"
+fi

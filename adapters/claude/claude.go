@@ -16,10 +16,21 @@ import (
 // Name is the agent's name in hub.
 const Name = "claude"
 
-// MinVersion is the oldest Claude Code whose stream-json output hub was
-// checked against (2.1.328 was recorded in testdata/claude; 2.1.0 shares its
-// format as far as hub reads it).
-const MinVersion = "2.1.0"
+// MinVersion is the oldest Claude Code hub supports: 2.1.200, the oldest
+// version its contract tests (TestReal) were run and passed on
+// (2026-12-01), which scripts/test.sh (CI) runs them on again after the
+// pinned TestedVersion (scripts/install-agents.sh --min). Its stream-json
+// differs from 2.1.328's in fields hub reads around (an API error's
+// synthetic assistant message has no api_error_status, and its result says
+// terminal_reason "completed"): testdata/claude/min-* are its transcripts.
+// Older ones failed the contract tests: hub got no HTTP status from
+// 2.1.100's result of a 401 it had retried, and 2.1.0 makes hidden "Warmup"
+// model calls and prints no api_retry lines.
+const MinVersion = "2.1.200"
+
+// TestedVersion is the newest Claude Code hub's tests run on: the version
+// scripts/install-agents.sh pins, recorded in testdata/claude on 2026-11-30.
+const TestedVersion = "2.1.328"
 
 // MaxPromptBytes is the largest prompt hub sends to Claude Code: 16 MiB.
 const MaxPromptBytes = 16 << 20
@@ -36,14 +47,15 @@ func init() { adapters.Register(&Adapter{adapters.NewBase(info)}) }
 // info describes Claude Code. Detect runs `claude --version`, which prints
 // "2.1.328 (Claude Code)".
 var info = adapters.Info{
-	Name:        Name,
-	Binary:      "claude",
-	Package:     "@anthropic-ai/claude-code",
-	MinVersion:  MinVersion,
-	InstallHint: "npm i -g @anthropic-ai/claude-code",
-	ReportsCost: true,
-	LoginHint:   "run `claude setup-token` (or `claude` and /login)",
-	AnswerTool:  "StructuredOutput",
+	Name:          Name,
+	Binary:        "claude",
+	Package:       "@anthropic-ai/claude-code",
+	MinVersion:    MinVersion,
+	InstallHint:   "npm i -g @anthropic-ai/claude-code",
+	TestedVersion: TestedVersion,
+	ReportsCost:   true,
+	LoginHint:     "run `claude setup-token` (or `claude` and /login)",
+	AnswerTool:    "StructuredOutput",
 	Grants: map[adapters.Permission]adapters.Grant{
 		adapters.PermissionNone: {How: adapters.Native, Means: "--tools= (no tool is offered to the model)" + untrustedMeans},
 		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools=Read,Glob,Grep --permission-mode=dontAsk" + untrustedMeans,

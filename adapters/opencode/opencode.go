@@ -19,9 +19,20 @@ import (
 // Name is the agent's name in hub.
 const Name = "opencode"
 
-// MinVersion is the oldest OpenCode whose JSON output hub was checked against
-// (1.18.33 was recorded in testdata/opencode; 1.18.0 shares its format).
-const MinVersion = "1.18.0"
+// MinVersion is the oldest OpenCode hub supports: 1.18.18, the oldest
+// version its contract tests (TestReal) were run and passed on
+// (2026-12-01), which scripts/test.sh (CI) runs them on again after the
+// pinned TestedVersion (scripts/install-agents.sh --min). Its JSON output is
+// 1.18.33's, line type for line type and field for field, in the scenarios
+// of testdata/opencode (see its README). 1.18.14, 1.18.10 and 1.18.3 failed
+// them: they retry a 5xx (1.18.14 a 429 too) without end and silently
+// (1.18.10: 245 model calls in 40 s with retry-after-ms 100), where 1.18.33
+// gives up after 5 retries.
+const MinVersion = "1.18.18"
+
+// TestedVersion is the newest OpenCode hub's tests run on: the version
+// scripts/install-agents.sh pins, recorded in testdata/opencode on 2026-11-30.
+const TestedVersion = "1.18.33"
 
 // MaxPromptBytes is the largest prompt hub sends to OpenCode: 16 MiB.
 const MaxPromptBytes = 16 << 20
@@ -38,14 +49,15 @@ func init() { adapters.Register(&Adapter{adapters.NewBase(info)}) }
 // info describes OpenCode. Detect runs `opencode --version`, which prints
 // "1.18.33".
 var info = adapters.Info{
-	Name:        Name,
-	Binary:      "opencode",
-	Package:     "opencode-ai",
-	MinVersion:  MinVersion,
-	InstallHint: "npm i -g opencode-ai",
-	ReportsCost: true,
-	RetryLimits: "opencode has no retry setting and prints nothing while it retries, so --agent-retries cannot bound it; --idle-timeout bounds its silence",
-	LoginHint:   "run `opencode auth login`",
+	Name:          Name,
+	Binary:        "opencode",
+	Package:       "opencode-ai",
+	MinVersion:    MinVersion,
+	InstallHint:   "npm i -g opencode-ai",
+	TestedVersion: TestedVersion,
+	ReportsCost:   true,
+	RetryLimits:   "opencode has no retry setting and prints nothing while it retries, so --agent-retries cannot bound it; --idle-timeout bounds its silence",
+	LoginHint:     "run `opencode auth login`",
 	Grants: map[adapters.Permission]adapters.Grant{
 		adapters.PermissionNone: {How: adapters.Native, Means: `an agent of hub's own (--agent=hub-none) with permission {"*":"deny"}: no tool is offered` + untrustedMeans},
 		adapters.PermissionReadOnly: {How: adapters.Native, Means: `--agent=hub-read-only: {"*":"deny"} but read, glob, grep and list` + untrustedMeans,

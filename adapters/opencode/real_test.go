@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
 	_ "github.com/hubcli/hub/adapters/opencode"
 	"github.com/hubcli/hub/budget"
@@ -97,7 +98,15 @@ func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
 		r := e.Run(t, "Fail slowly. "+string(mockllm.ServerError), lim)
 		adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
 		adaptertest.WantTook(t, r, lim)
-		return len(adaptertest.ModelCalls(e.Server)) >= 1
+		// Its log named the failed call (a retry notice): the timeout's
+		// message says what it was retrying.
+		if len(r.Notices(events.NoticeRetry)) == 0 {
+			return false
+		}
+		if !strings.Contains(r.Fin.Error.Message, "while the agent was retrying a failed model call (unavailable/server") {
+			t.Errorf("message %q does not say what OpenCode was retrying", r.Fin.Error.Message)
+		}
+		return true
 	})
 }
 
@@ -153,4 +162,61 @@ func TestRealFinalAnswerRunsNoTool(t *testing.T) {
 	if before < 2 || after != 0 {
 		t.Errorf("the tool ran %d times before the resume and %d after, want 2 or more (the crossing call had run before OpenCode reported it) and none in the resume", before, after)
 	}
+}
+
+// TestRealQuotaFailFast: OpenCode retries a 429 insufficient_quota for more
+// than a minute, silent on stdout (testdata/opencode/quota). Its log line of
+// the first failed call (hub passes --print-logs) is a retry notice, and
+// hub stops it there: a quota does not lift by retrying.
+func TestRealQuotaFailFast(t *testing.T) {
+	t.Parallel()
+	e := agent.Prepare(t, adaptertest.Setup{Retries: adaptertest.RetriesDefault})
+	lim := budget.Limits{Grace: 2 * time.Second, Timeout: 3 * time.Minute}
+	r := e.Run(t, "Fail please. "+string(mockllm.Quota), lim)
+	adaptertest.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonQuota, 0)
+	if n := len(r.Notices(events.NoticeRetry)); n != 1 {
+		t.Errorf("%d retry notices, want 1 (stopped at the first)", n)
+	}
+	if calls := len(adaptertest.ModelCalls(e.Server)); calls > 2 {
+		t.Errorf("%d model calls: hub did not stop the retries", calls)
+	}
+	if !strings.Contains(r.Fin.Error.Message, "exceeded your current quota") {
+		t.Errorf("message %q does not quote the provider", r.Fin.Error.Message)
+	}
+}
+
+// TestRealConfigErrors: OpenCode's own configuration, broken. An
+// opencode.json that is not valid JSON is not_configured, its path in the
+// message, its content (API keys) in no event; a provider it does not know
+// is bad_model with OpenCode's own words, from its log (the error event
+// says only "Unexpected server error").
+func TestRealConfigErrors(t *testing.T) {
+	t.Parallel()
+	t.Run("invalid json", func(t *testing.T) {
+		t.Parallel()
+		e := agent.Prepare(t, adaptertest.Setup{})
+		const key = "sk-CanaryKey0123456789abcdefXYZ"
+		cfg := e.Write(t, "opencode.json", `{"provider": {"mock": {"options": {"apiKey": "`+key+`"}}} "oops": 1}`)
+		r := e.Run(t, "Say hello. "+string(mockllm.Text), budget.Limits{Timeout: 2 * time.Minute},
+			func(req *adapters.Request) { req.Env = append(req.Env, "OPENCODE_CONFIG="+cfg) })
+		adaptertest.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonNotConfigured, 0)
+		if !strings.Contains(r.Fin.Error.Message, cfg) {
+			t.Errorf("message %q does not name %s", r.Fin.Error.Message, cfg)
+		}
+		for _, ev := range r.Events {
+			if b, _ := ev.MarshalJSON(); strings.Contains(string(b), "Canary") {
+				t.Errorf("the config's key is in an event: %s", b)
+			}
+		}
+	})
+	t.Run("unknown provider", func(t *testing.T) {
+		t.Parallel()
+		e := agent.Prepare(t, adaptertest.Setup{})
+		r := e.Run(t, "Say hello. "+string(mockllm.Text), budget.Limits{Timeout: 2 * time.Minute},
+			func(req *adapters.Request) { req.Model = "nope/x" })
+		adaptertest.WantErr(t, r.Fin, events.BinInvalidInput, events.ReasonBadModel, 0)
+		if !strings.Contains(r.Fin.Error.Message, "nope/x") {
+			t.Errorf("message %q does not name the model", r.Fin.Error.Message)
+		}
+	})
 }

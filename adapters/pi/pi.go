@@ -19,12 +19,20 @@ import (
 // Name is the agent's name in hub.
 const Name = "pi"
 
-// MinVersion is the oldest pi whose JSON output hub was checked against:
-// 0.73.1 was recorded in testdata/pi on 2026-11-30. Older releases are not
-// accepted because hub relies on details read in 0.73.1's source (the
-// session header line, auto_retry_* and compaction_* events, the leading HTTP
-// status in errorMessage) that hub has not seen in any earlier one.
-const MinVersion = "0.73.1"
+// MinVersion is the oldest pi hub supports: 0.70.6, the oldest version its
+// contract tests (TestReal) were run and passed on (2026-12-01), which
+// scripts/test.sh (CI) runs them on again after the pinned TestedVersion
+// (scripts/install-agents.sh --min). Its JSON output is 0.73.1's, event for
+// event and field for field, in every scenario of testdata/pi (the session
+// header line, auto_retry_* and compaction_* events, the leading HTTP status
+// in errorMessage: what hub relies on); see its README. 0.70.0 failed them:
+// it ignores settings.json's retry.provider.maxRetries, so the provider SDK
+// retries each failed call twice where hub's tests turn retries off.
+const MinVersion = "0.70.6"
+
+// TestedVersion is the newest pi hub's tests run on: the version
+// scripts/install-agents.sh pins, recorded in testdata/pi on 2026-11-30.
+const TestedVersion = "0.73.1"
 
 // MaxPromptBytes is the largest prompt hub sends to pi: 16 MiB.
 const MaxPromptBytes = 16 << 20
@@ -47,14 +55,15 @@ func init() { adapters.Register(&Adapter{adapters.NewBase(info)}) }
 // stderr (pi sends everything but its JSON stream to stderr) and nothing on
 // stdout; the probe reads both.
 var info = adapters.Info{
-	Name:        Name,
-	Binary:      "pi",
-	Package:     "@mariozechner/pi-coding-agent",
-	MinVersion:  MinVersion,
-	InstallHint: "npm i -g @mariozechner/pi-coding-agent",
-	ReportsCost: true,
-	RetryLimits: "pi takes its retry counts only from settings.json: hub stops it at retry notice N+1, but the provider SDK's own retries inside each attempt are not seen; set retry.provider.maxRetries in pi's settings.json",
-	LoginHint:   "run `pi` and log in with /login",
+	Name:          Name,
+	Binary:        "pi",
+	Package:       "@mariozechner/pi-coding-agent",
+	MinVersion:    MinVersion,
+	InstallHint:   "npm i -g @mariozechner/pi-coding-agent",
+	TestedVersion: TestedVersion,
+	ReportsCost:   true,
+	RetryLimits:   "pi takes its retry counts only from settings.json: hub stops it at retry notice N+1, but the provider SDK's own retries inside each attempt are not seen; set retry.provider.maxRetries in pi's settings.json",
+	LoginHint:     "run `pi` and log in with /login",
 	Grants: map[adapters.Permission]adapters.Grant{
 		adapters.PermissionNone:     {How: adapters.Native, Means: "--no-tools --no-extensions --offline"},
 		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools " + readTools + " --no-extensions --offline", Note: "pi's read tools read outside --cwd too"},

@@ -19,10 +19,14 @@ type agentStatus struct {
 	Installed  bool   `json:"installed"`
 	Version    string `json:"version"`
 	MinVersion string `json:"min_version"`
-	Path       string `json:"path"`
-	Status     string `json:"status"` // "ok" or the bin that stops it: not_installed, unsupported_version
-	Message    string `json:"message"`
-	Hint       string `json:"hint"`
+	// TestedVersion is the newest version hub's tests run on; Warning says
+	// when the installed one is newer (it still runs).
+	TestedVersion string `json:"tested_version"`
+	Warning       string `json:"warning,omitempty"`
+	Path          string `json:"path"`
+	Status        string `json:"status"` // "ok" or the bin that stops it: not_installed, unsupported_version
+	Message       string `json:"message"`
+	Hint          string `json:"hint"`
 	// Permissions says how the agent is held to each --permission level.
 	Permissions []adapters.Grant `json:"permissions"`
 }
@@ -46,7 +50,7 @@ func agentsCommand() *cli.Command {
 			for _, name := range adapters.Names() {
 				ad, _ := adapters.Lookup(name)
 				info := ad.Info()
-				row := agentStatus{Name: name, MinVersion: info.MinVersion, Status: "ok", Hint: info.InstallHint, Permissions: grants(info)}
+				row := agentStatus{Name: name, MinVersion: info.MinVersion, TestedVersion: info.TestedVersion, Status: "ok", Hint: info.InstallHint, Permissions: grants(info)}
 				inst, err := ad.Detect(c.Context, "")
 				row.Path, row.Version = inst.Path, inst.Version
 				row.Installed = inst.Path != ""
@@ -58,6 +62,10 @@ func agentsCommand() *cli.Command {
 				} else {
 					row.Hint = ""
 				}
+				if err == nil && info.NewerThanTested(inst.Version) {
+					row.Warning = fmt.Sprintf("version %s is newer than the newest hub was tested on (%s): it should work (events and fields hub does not know become notices); if a run goes wrong, pin %s@%s",
+						inst.Version, info.TestedVersion, info.Package, info.TestedVersion)
+				}
 				rows = append(rows, row)
 			}
 			if c.Bool("json") {
@@ -66,9 +74,9 @@ func agentsCommand() *cli.Command {
 				return enc.Encode(rows)
 			}
 			tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "AGENT\tSTATUS\tVERSION\tMIN\tPATH")
+			fmt.Fprintln(tw, "AGENT\tSTATUS\tVERSION\tMIN\tTESTED\tPATH")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, dash(r.Version), r.MinVersion, dash(r.Path))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Status, dash(r.Version), r.MinVersion, dash(r.TestedVersion), dash(r.Path))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -76,6 +84,9 @@ func agentsCommand() *cli.Command {
 			for _, r := range rows {
 				if r.Status != "ok" {
 					fmt.Fprintf(c.App.Writer, "%s: %s; %s\n", r.Name, r.Message, r.Hint)
+				}
+				if r.Warning != "" {
+					fmt.Fprintf(c.App.Writer, "%s: warning: %s\n", r.Name, r.Warning)
 				}
 			}
 			return nil

@@ -686,3 +686,37 @@ sleep 300`
 		})
 	}
 }
+
+// hub agents: a version newer than the newest tested is ok, with a
+// warning naming both; the tested version itself has none. The agents
+// hub finds are only those on PATH, here one script.
+func TestAgentsNewerThanTested(t *testing.T) { // not parallel: it sets PATH
+	for _, tt := range []struct{ version, warn string }{
+		{"1.18.33", ""},
+		{"1.99.0", "version 1.99.0 is newer than the newest hub was tested on (1.18.33)"},
+	} {
+		dir := t.TempDir()
+		script := "#!/bin/sh\necho " + tt.version + "\n"
+		if err := adaptertest.WriteScript(filepath.Join(dir, "opencode"), []byte(script)); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PATH", dir)
+		code, out, errOut := hub(t, "", "agents", "--json")
+		var rows []agentStatus
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 {
+			t.Fatalf("hub agents --json: exit %d, %v: %s %s", code, err, out, errOut)
+		}
+		for _, r := range rows {
+			if r.Name != "opencode" {
+				continue
+			}
+			if r.Status != "ok" || r.Version != tt.version || r.TestedVersion != "1.18.33" || !strings.Contains(r.Warning, tt.warn) || (tt.warn == "") != (r.Warning == "") {
+				t.Errorf("%s: %+v, want ok with warning %q", tt.version, r, tt.warn)
+			}
+		}
+		_, text, _ := hub(t, "", "agents")
+		if tt.warn != "" && !strings.Contains(text, "opencode: warning: "+tt.warn) {
+			t.Errorf("hub agents does not warn:\n%s", text)
+		}
+	}
+}
