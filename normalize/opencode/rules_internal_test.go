@@ -41,7 +41,6 @@ func TestDecodeStderr(t *testing.T) {
 		{streamErr(`Internal server error`), true, events.ReasonServer, false},
 		{streamErr(`You exceeded your current quota, please check your plan and billing details.`), true, events.ReasonQuota, true},
 		{streamErr(`You exceeded your current quota, please check your plan and billing details.`), false, events.ReasonQuota, false},
-		{streamErr(`Incorrect API key provided: \"x\"`), true, events.ReasonAuth, true},
 	}
 	for _, tt := range tests {
 		d := New("", tt.failFast)
@@ -57,9 +56,13 @@ func TestDecodeStderr(t *testing.T) {
 			t.Errorf("%q (fail-fast %v): abort %v, want %v", tt.line, tt.failFast, got, tt.abort)
 		}
 	}
-	// The title agent's calls and other levels are not taken.
+	// The title agent's calls, calls OpenCode does not retry (its error
+	// event follows: a 401 stopped here lost its status and session) and
+	// other levels are not taken.
 	d := New("", true)
 	for _, l := range []string{
+		streamErr(`Incorrect API key provided: \"x\"`),
+		streamErr(`This model's maximum context length is 128000 tokens`),
 		`timestamp=x level=ERROR message="stream error" small=true error.error="AI_APICallError: boom"`,
 		`timestamp=x level=INFO message="stream error" small=false error.error="AI_APICallError: boom"`,
 		"Error: something else",

@@ -19,9 +19,10 @@ import (
 //
 // and, when it gives up, a line with message=process and the error and its
 // stack (the error event on stdout follows). DecodeStderr makes each "stream
-// error" of the session's own agent (small=false) a retry notice, classified
-// by its text; a failure that retrying cannot fix (auth, quota) stops the
-// run at once unless fail-fast is off. The process line is dropped: the
+// error" of the session's own agent (small=false) that OpenCode retries a
+// retry notice, classified by its text; a quota, which retrying cannot lift,
+// stops the run at once unless fail-fast is off. A failure it does not
+// retry (401, 400, …) is left a stderr notice: its error event follows. The process line is dropped: the
 // error event says the same.
 
 // DecodeStderr implements normalize.StderrDecoder.
@@ -68,6 +69,12 @@ func (d *Decoder) DecodeStderr(dst []events.Body, line string) ([]events.Body, b
 	}
 	text = strings.TrimPrefix(text, "AI_APICallError: ")
 	e := classifyRetried(text)
+	if !e.Retryable && e.Reason != events.ReasonQuota {
+		// A call OpenCode does not retry (the AI SDK retries 408, 409,
+		// 429, 5xx and failed connections; quota comes as a 429): its
+		// error event follows and decides. The line is a stderr notice.
+		return dst, false
+	}
 	d.retries++
 	d.retrying = e
 	data := map[string]any{"attempt": d.retries, "max_attempts": nil, "delay_ms": nil, "http_status": nil,
@@ -75,7 +82,7 @@ func (d *Decoder) DecodeStderr(dst []events.Body, line string) ([]events.Body, b
 	raw, _ := json.Marshal(data)
 	dst = append(dst, events.Notice{Kind: events.NoticeRetry, Data: raw, Message: fmt.Sprintf(
 		"opencode: model call failed (attempt %d), it retries: %s", d.retries, normalize.Shorten(text, 600))})
-	if d.failFast && d.abort == nil && (e.Reason == events.ReasonAuth || e.Reason == events.ReasonQuota) {
+	if d.failFast && d.abort == nil && e.Reason == events.ReasonQuota {
 		d.abort = events.NewError(e.Bin, e.Reason, e.Hint,
 			"opencode kept retrying a failure that retrying cannot fix; hub stopped it: %s", normalize.Shorten(text, 600))
 	}
