@@ -35,7 +35,7 @@ declare -A pins=(
 # minimum is its pin has the same entry in both tables.
 declare -A mins=(
   [claude]="@anthropic-ai/claude-code@2.1.200"
-  [codex]="@openai/codex@0.148.0"
+  [codex]="@openai/codex@0.155.0"
   [opencode]="opencode-ai@1.18.18"
   [pi]="@mariozechner/pi-coding-agent@0.70.6"
 )

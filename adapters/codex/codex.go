@@ -24,14 +24,17 @@ import (
 // Name is the agent's name in hub.
 const Name = "codex"
 
-// MinVersion is the oldest Codex hub supports: 0.148.0, the oldest version
+// MinVersion is the oldest Codex hub supports: 0.155.0, the oldest version
 // its contract tests (TestReal) were run and passed on (2026-12-01), which
 // scripts/test.sh (CI) runs them on again after the pinned TestedVersion
 // (scripts/install-agents.sh --min). Its JSON events are 0.169.0's; what
-// differs is how often it retries 429 and 503 with request_max_retries = 1
-// (no "Reconnecting" notice) and an ASCII apostrophe in the 500 message:
-// testdata/codex/min-* are its transcripts of those.
-const MinVersion = "0.148.0"
+// differs is that it retries neither a 429 nor a 503 with
+// request_max_retries = 1 (no "Reconnecting" notice): testdata/codex/min-*
+// are its transcripts of those. 0.148.0 to 0.154.0 passed every scenario
+// but Provider/quota: they print a 429 insufficient_quota as "exceeded
+// retry limit, last status: 429", a rate limit, where 0.155.0 says "Quota
+// exceeded. Check your plan and billing details."
+const MinVersion = "0.155.0"
 
 // TestedVersion is the newest Codex hub's tests run on: the version
 // scripts/install-agents.sh pins, recorded in testdata/codex on 2026-11-30.

@@ -201,18 +201,13 @@ func (d *Decoder) retryAfter() float64 {
 func (d *Decoder) noResult(end normalize.End) *events.Error {
 	tail := normalize.CleanText(end.Stderr)
 	last := normalize.Shorten(normalize.LastLine(tail), 600)
+	if r := normalize.Match(textRules, tail); r != nil {
+		return events.NewError(r.Bin, r.Reason, textHints[r.Example], "%s", last)
+	}
+	if c, ok := normalize.ClassifyText(tail, 0, nil); ok && c.Bin == events.BinUnavailable {
+		return events.NewError(c.Bin, c.Reason, hintFor(c.Reason), "%s", last).WithHTTPStatus(c.Status)
+	}
 	switch {
-	case normalize.ContainsFold(tail, "--json-schema is not valid JSON", "--json-schema must be", "--json-schema is not a valid JSON Schema"):
-		// Claude Code (2.1.328) checks the schema with Ajv (draft-07,
-		// strict: an unknown keyword is an error) before any request.
-		return events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
-			"give claude a schema its validator takes (draft-07 keywords, no $schema of another draft), or use another agent", "%s", last)
-	case normalize.ContainsFold(tail, "not logged in", "please run /login"):
-		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintLogin, "%s", last)
-	case normalize.ContainsFold(tail, "invalid api key"):
-		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth, "%s", last)
-	case normalize.IsNetworkError(tail):
-		return events.NewError(events.BinUnavailable, events.ReasonNetwork, hintNetwork, "%s", last)
 	case end.Signal != "":
 		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
 			"rerun; if it repeats, run claude by hand to see why it dies",
@@ -225,6 +220,50 @@ func (d *Decoder) noResult(end normalize.End) *events.Error {
 	return events.NewError(events.BinProtocol, events.ReasonNoResult,
 		"rerun; if it repeats, report it with the --raw-log transcript",
 		"claude exited 0 without a result event%s", suffix(last))
+}
+
+// textRules are Claude Code's own wordings of the failures it reports only
+// on stderr, exiting before any result; each row's example is tested
+// (TestTextRules), Seen is the version it was read from. After them, the
+// providers' wordings and the network phrases (normalize.ClassifyText).
+var textRules = []normalize.TextRule{
+	// It checks a --json-schema with Ajv (draft-07, strict: an unknown
+	// keyword is an error) before any request.
+	{Any: []string{"--json-schema is not valid JSON", "--json-schema must be", "--json-schema is not a valid JSON Schema"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadRequest, Seen: "claude 2.1.328",
+		Example: "Error: --json-schema is not a valid JSON Schema: unknown keyword \"frob\""},
+	{Any: []string{"not logged in", "please run /login"},
+		Bin: events.BinUnavailable, Reason: events.ReasonAuth, Seen: "claude 2.1.328",
+		Example: "Not logged in · Please run /login"},
+	{Any: []string{"invalid api key"},
+		Bin: events.BinUnavailable, Reason: events.ReasonAuth, Seen: "claude 2.1.328",
+		Example: "Invalid API key · Fix external API key"},
+}
+
+// textHints are the hints of textRules, by example.
+var textHints = map[string]string{
+	textRules[0].Example: "give claude a schema its validator takes (draft-07 keywords, no $schema of another draft), or use another agent",
+	textRules[1].Example: hintLogin,
+	textRules[2].Example: hintAuth,
+}
+
+// hintFor is the hint of a reason of Claude Code's failures.
+func hintFor(r events.Reason) string {
+	switch r {
+	case events.ReasonAuth:
+		return hintAuth
+	case events.ReasonQuota:
+		return hintQuota
+	case events.ReasonRateLimit:
+		return hintRate
+	case events.ReasonOverloaded:
+		return hintOverload
+	case events.ReasonServer:
+		return hintServer
+	case events.ReasonNetwork:
+		return hintNetwork
+	}
+	return "read the message; run claude by hand for details"
 }
 
 func suffix(s string) string {
