@@ -229,6 +229,18 @@ var ProviderRules = []TextRule{
 		Example: "Internal server error"},
 }
 
+// Hints are an agent's hints by reason: the next step its users take for
+// each failure (SPEC §4's hint), in the agent's own terms.
+type Hints map[events.Reason]string
+
+// For returns the hint for reason r, or fallback when there is none.
+func (h Hints) For(r events.Reason, fallback string) string {
+	if s, ok := h[r]; ok {
+		return s
+	}
+	return fallback
+}
+
 // TextClass is what ClassifyText made of a text.
 type TextClass struct {
 	Bin    events.Bin

@@ -247,23 +247,15 @@ var textHints = map[string]string{
 	textRules[2].Example: hintAuth,
 }
 
+// hints are Claude Code's hints by reason (hintFor).
+var hints = normalize.Hints{
+	events.ReasonAuth: hintAuth, events.ReasonQuota: hintQuota, events.ReasonRateLimit: hintRate,
+	events.ReasonOverloaded: hintOverload, events.ReasonServer: hintServer, events.ReasonNetwork: hintNetwork,
+}
+
 // hintFor is the hint of a reason of Claude Code's failures.
 func hintFor(r events.Reason) string {
-	switch r {
-	case events.ReasonAuth:
-		return hintAuth
-	case events.ReasonQuota:
-		return hintQuota
-	case events.ReasonRateLimit:
-		return hintRate
-	case events.ReasonOverloaded:
-		return hintOverload
-	case events.ReasonServer:
-		return hintServer
-	case events.ReasonNetwork:
-		return hintNetwork
-	}
-	return "read the message; run claude by hand for details"
+	return hints.For(r, "read the message; run claude by hand for details")
 }
 
 func suffix(s string) string {

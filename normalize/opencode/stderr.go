@@ -116,29 +116,16 @@ func classifyRetried(text string) *events.Error {
 	return events.NewError(events.BinUnavailable, events.ReasonServer, hintServer, "%s", normalize.Shorten(text, 1000))
 }
 
+// hints are OpenCode's hints by reason (hintFor).
+var hints = normalize.Hints{
+	events.ReasonAuth: hintAuth, events.ReasonQuota: hintQuota, events.ReasonRateLimit: hintRate,
+	events.ReasonOverloaded: hintOverload, events.ReasonNetwork: hintNetwork, events.ReasonContextOverflow: hintOverflow,
+	events.ReasonBadModel: hintModel, events.ReasonNotConfigured: hintConfig, events.ReasonServer: hintServer,
+}
+
 // hintFor is the hint of a reason of OpenCode's failures.
 func hintFor(r events.Reason) string {
-	switch r {
-	case events.ReasonAuth:
-		return hintAuth
-	case events.ReasonQuota:
-		return hintQuota
-	case events.ReasonRateLimit:
-		return hintRate
-	case events.ReasonOverloaded:
-		return hintOverload
-	case events.ReasonNetwork:
-		return hintNetwork
-	case events.ReasonContextOverflow:
-		return hintOverflow
-	case events.ReasonBadModel:
-		return hintModel
-	case events.ReasonNotConfigured:
-		return hintConfig
-	case events.ReasonServer:
-		return hintServer
-	}
-	return "read the message; run opencode by hand with --print-logs for details"
+	return hints.For(r, "read the message; run opencode by hand with --print-logs for details")
 }
 
 // logfmtValue returns the value of key in a logfmt line: a bare word, or a

@@ -154,30 +154,15 @@ func Classify(msg string) *events.Error {
 	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run pi by hand with the same arguments for details")
 }
 
-// hintFor is the hint of a reason of pi's model-call failures.
-func hintFor(r events.Reason) string {
-	switch r {
-	case events.ReasonAuth:
-		return hintAuth
-	case events.ReasonQuota:
-		return hintQuota
-	case events.ReasonRateLimit:
-		return hintRate
-	case events.ReasonOverloaded:
-		return hintOverload
-	case events.ReasonServer:
-		return hintServer
-	case events.ReasonNetwork:
-		return hintNetwork
-	case events.ReasonBadModel:
-		return hintModel
-	case events.ReasonContextOverflow:
-		return hintOverflow
-	case events.ReasonNotConfigured:
-		return hintConfig
-	}
-	return hintRequest
+// hints are pi's hints by reason (hintFor).
+var hints = normalize.Hints{
+	events.ReasonAuth: hintAuth, events.ReasonQuota: hintQuota, events.ReasonRateLimit: hintRate,
+	events.ReasonOverloaded: hintOverload, events.ReasonServer: hintServer, events.ReasonNetwork: hintNetwork,
+	events.ReasonBadModel: hintModel, events.ReasonContextOverflow: hintOverflow, events.ReasonNotConfigured: hintConfig,
 }
+
+// hintFor is the hint of a reason of pi's model-call failures.
+func hintFor(r events.Reason) string { return hints.For(r, hintRequest) }
 
 // Outcome implements normalize.Decoder. The exit status never makes a run a
 // success and never turns a successful answer into a failure (pi exits 0 on
