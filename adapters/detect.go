@@ -248,7 +248,10 @@ func (p VersionProbe) upgradeHint() string {
 	if p.Info.Package == "" {
 		return fmt.Sprintf("install %s %s or newer", p.Info.Binary, p.Info.MinVersion)
 	}
-	return fmt.Sprintf("upgrade with `npm i -g %s@latest` (hub needs %s or newer)", p.Info.Package, p.Info.MinVersion)
+	if p.Info.TestedVersion != "" {
+		return fmt.Sprintf("upgrade with `npm i -g %s@%s` (the version hub is tested on) or @latest", p.Info.Package, p.Info.TestedVersion)
+	}
+	return fmt.Sprintf("upgrade with `npm i -g %s@latest`", p.Info.Package)
 }
 
 // errorLine returns the first line of s that mentions an error, else its

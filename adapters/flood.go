@@ -52,8 +52,12 @@ func (n *notices) summary() []events.Notice {
 		events.NoticeLineTooLong, events.NoticeStderr} {
 		if c := n.held[k]; c > 0 {
 			data, _ := json.Marshal(map[string]int{"not_sent": c})
+			where := "see --raw-log for the agent's output"
+			if k == events.NoticeStderr {
+				where = "--raw-log records stdout only; run the agent by hand to see all of its stderr"
+			}
 			out = append(out, events.Notice{Kind: k, Data: data, Message: fmt.Sprintf(
-				"%d more %s notices were not sent: hub sends at most %d of a kind per run (see --raw-log for the agent's output)", c, k, MaxNoticesPerKind)})
+				"%d more %s notices were not sent: hub sends at most %d of a kind per run (%s)", c, k, MaxNoticesPerKind, where)})
 		}
 	}
 	return out

@@ -299,11 +299,14 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	}
 	// A panic below (in the caller's sink or guard) must not leave the
 	// agent's tree running: kill it, wait for it, and let the panic go on.
+	waited := false
 	defer func() {
 		if p := recover(); p != nil {
 			lk.unlock() // Wait waits for the stderr goroutine
-			sup.Kill(errPanic)
-			sup.Wait()
+			if !waited {
+				sup.Kill(errPanic)
+				sup.Wait()
+			}
 			panic(p)
 		}
 	}()
@@ -322,6 +325,11 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	terminal := r.read(sup, timers, req.Limits.IdleTimeout > 0, lk)
 	lk.unlock()
 	exit := sup.Wait()
+	waited = true
+	if p := errLines.panicked; p != nil {
+		watchDone()
+		panic(p) // the sink's or a guard's, on the stderr goroutine
+	}
 	errLines.flush()
 	watchDone()
 	out := dec.Outcome(normalize.End{ExitCode: exit.Code, Signal: exit.Signal, Stderr: exit.Stderr, Stopped: exit.Cause != nil})

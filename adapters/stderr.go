@@ -37,6 +37,11 @@ type stderrLines struct {
 	buf  []byte
 	size int // bytes of the current line, held or not
 	dst  []events.Body
+	// panicked is what a panic in the sink or a guard, called from the
+	// stderr goroutine, panicked with: the agent is stopped, later lines
+	// are dropped, and the run's goroutine panics with it once the agent
+	// is gone (as a panic on its own goroutine does).
+	panicked any
 }
 
 // Write implements io.Writer for proc.Spec.Stderr. It never fails.
@@ -46,6 +51,10 @@ func (w *stderrLines) Write(p []byte) (int, error) {
 		defer w.lock.mu.Unlock()
 	}
 	n := len(p)
+	if w.panicked != nil {
+		return n, nil
+	}
+	defer w.recover()
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		chunk := p
@@ -65,13 +74,27 @@ func (w *stderrLines) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// recover catches a panic of the sink or a guard on the stderr goroutine
+// of a live run (see panicked); in a replay the panic goes on.
+func (w *stderrLines) recover() {
+	if w.lock == nil {
+		return
+	}
+	if p := recover(); p != nil {
+		w.panicked = p
+		if w.stop != nil {
+			w.stop(errPanic)
+		}
+	}
+}
+
 // flush sends the last line when stderr ended without a newline.
 func (w *stderrLines) flush() {
 	if w.lock != nil {
 		w.lock.mu.Lock()
 		defer w.lock.mu.Unlock()
 	}
-	if w.size > 0 {
+	if w.size > 0 && w.panicked == nil {
 		w.line()
 	}
 }
@@ -82,10 +105,12 @@ func (w *stderrLines) line() {
 	text := strings.TrimSpace(normalize.CleanText(string(w.buf)))
 	size := w.size
 	w.buf, w.size = w.buf[:0], 0
-	if text == "" {
+	if text == "" || w.s.halted() {
+		// After a guard stopped the run nothing more of the agent's is
+		// forwarded, stdout's or stderr's (its lines are still drained).
 		return
 	}
-	if sd, ok := w.s.dec.(normalize.StderrDecoder); ok && !w.s.halted() {
+	if sd, ok := w.s.dec.(normalize.StderrDecoder); ok {
 		var took bool
 		if w.dst, took = sd.DecodeStderr(w.dst[:0], text); took {
 			w.s.publish(w.dst)
@@ -98,7 +123,9 @@ func (w *stderrLines) line() {
 	}
 	msg := normalize.Shorten(text, MaxStderrLine)
 	if msg != text || size > stderrHold {
-		msg += fmt.Sprintf(" (line of %d bytes cut)", size)
+		// The cut end may be the start of a credential too short to
+		// match: redacted as a cut tool output is.
+		msg = w.s.secrets.cutText(strings.TrimSuffix(msg, "…")) + fmt.Sprintf("… (line of %d bytes cut)", size)
 	}
 	w.s.emit(events.Notice{Kind: events.NoticeStderr, Message: msg})
 }

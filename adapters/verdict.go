@@ -219,8 +219,11 @@ func decide(rec record) (events.RunFinished, *events.Notice) {
 // is one waiting will not lift (credits, billing, plan).
 func whenLimitLifts(e *events.Error, retryAt func(time.Time) time.Time, now time.Time) *events.Error {
 	c := *e
+	if c.RetryAfterS != nil && (*c.RetryAfterS <= 0 || *c.RetryAfterS > normalize.MaxWaitS) {
+		c.RetryAfterS = nil // not a wait anyone means
+	}
 	if retryAt != nil && !now.IsZero() {
-		if at := retryAt(now); at.After(now) {
+		if at := retryAt(now); at.After(now) && at.Sub(now).Seconds() <= normalize.MaxWaitS {
 			wait := at.Sub(now).Seconds()
 			if c.RetryAfterS == nil || *c.RetryAfterS < wait {
 				c.RetryAfterS = &wait

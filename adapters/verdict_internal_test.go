@@ -3,6 +3,7 @@ package adapters
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +141,44 @@ func TestSumTotals(t *testing.T) {
 	}
 	if sumTotals(a, nil) != nil || sumTotals(nil, b) != nil {
 		t.Error("sumTotals with one side unknown is not nil: the meter's totals must decide")
+	}
+}
+
+// whenLimitLifts: a limit that lifts at a time the agent names gets the
+// wait and is retryable (a usage-limit "quota" becomes rate_limit); a quota
+// with no time says waiting will not lift it; waits no one means (past,
+// over MaxWaitS) are dropped.
+func TestWhenLimitLifts(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 1, 22, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) func(time.Time) time.Time {
+		return func(time.Time) time.Time { return now.Add(d) }
+	}
+	quota := func() *events.Error { return events.NewError(events.BinUnavailable, events.ReasonQuota, "h", "out") }
+	tests := []struct {
+		name    string
+		e       *events.Error
+		retryAt func(time.Time) time.Time
+		reason  events.Reason
+		wait    float64 // 0: none
+		says    string
+	}{
+		{"quota with a reset", quota(), at(14 * time.Minute), events.ReasonRateLimit, 840, "lifts in 14m0s: waiting helps"},
+		{"hard quota", quota(), nil, events.ReasonQuota, 0, "waiting will not lift"},
+		{"reset in the past", quota(), at(-time.Hour), events.ReasonQuota, 0, "waiting will not lift"},
+		{"reset in a century", quota(), at(100 * 365 * 24 * time.Hour), events.ReasonQuota, 0, "waiting will not lift"},
+		{"absurd retry_after", events.NewError(events.BinUnavailable, events.ReasonRateLimit, "h", "slow").WithRetryAfter(3.6e14), nil, events.ReasonRateLimit, 0, "slow"},
+		{"rate limit's own wait", events.NewError(events.BinUnavailable, events.ReasonRateLimit, "h", "slow").WithRetryAfter(20), nil, events.ReasonRateLimit, 20, "lifts in 20s"},
+	}
+	for _, tt := range tests {
+		got := whenLimitLifts(tt.e, tt.retryAt, now)
+		var wait float64
+		if got.RetryAfterS != nil {
+			wait = *got.RetryAfterS
+		}
+		if got.Reason != tt.reason || wait != tt.wait || !strings.Contains(got.Message, tt.says) ||
+			got.Retryable != events.Retryable(got.Bin, got.Reason) {
+			t.Errorf("%s: %s retryable %v wait %v %q; want %s wait %v saying %q", tt.name, got.Reason, got.Retryable, wait, got.Message, tt.reason, tt.wait, tt.says)
+		}
 	}
 }

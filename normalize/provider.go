@@ -181,7 +181,7 @@ var providerCodes = map[string]struct {
 	// OpenAI (error codes) and compatible servers
 	"invalid_api_key":         {events.BinUnavailable, events.ReasonAuth},
 	"insufficient_quota":      {events.BinUnavailable, events.ReasonQuota},
-	"usage_limit_reached":     {events.BinUnavailable, events.ReasonQuota},
+	"usage_limit_reached":     {events.BinUnavailable, events.ReasonRateLimit}, // a plan's window: it lifts
 	"usage_not_included":      {events.BinUnavailable, events.ReasonQuota},
 	"rate_limit_exceeded":     {events.BinUnavailable, events.ReasonRateLimit},
 	"server_is_overloaded":    {events.BinUnavailable, events.ReasonOverloaded},
@@ -209,7 +209,7 @@ var ProviderRules = []TextRule{
 		Bin: events.BinInvalidInput, Reason: events.ReasonContextOverflow, Seen: "Anthropic and OpenAI APIs",
 		Example: "This model's maximum context length is 128000 tokens. However, your messages resulted in 200000 tokens."},
 	{Any: []string{"credit balance is too low", "insufficient_quota", "exceeded your current quota", "insufficient credits",
-		"payment required", "billing_error", "purchase credits", "usage limit", "quota exceeded"},
+		"payment required", "billing_error", "purchase credits", "quota exceeded"},
 		Bin: events.BinUnavailable, Reason: events.ReasonQuota, Seen: "Anthropic and OpenAI APIs, gateways",
 		Example: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."},
 	{Any: []string{"invalid x-api-key", "invalid api key", "incorrect api key", "invalid_api_key", "authentication_error", "invalid bearer token"},
@@ -218,6 +218,11 @@ var ProviderRules = []TextRule{
 	{Any: []string{"rate limit", "rate_limit", "too many requests"},
 		Bin: events.BinUnavailable, Reason: events.ReasonRateLimit, Seen: "Anthropic and OpenAI APIs",
 		Example: "Rate limit reached for gpt-5 in organization org-x on requests per min (RPM): Limit 500, Used 500, Requested 1."},
+	// A plan's usage limit lifts on a clock (a 5-hour or weekly window),
+	// whether or not the text says when: a rate limit, not a quota.
+	{Any: []string{"usage limit", "usage_limit_reached"},
+		Bin: events.BinUnavailable, Reason: events.ReasonRateLimit, Seen: "OpenAI API (usage_limit_reached)",
+		Example: "The usage limit has been reached"},
 	{Any: []string{"overloaded", "at capacity", "service unavailable"},
 		Bin: events.BinUnavailable, Reason: events.ReasonOverloaded, Seen: "Anthropic API",
 		Example: "Overloaded"},
@@ -250,6 +255,9 @@ type TextClass struct {
 	Status int
 	// Body is the provider's error body found, if any.
 	Body *ProviderError
+	// RetryAfterS is the wait the text names, in seconds: the body's
+	// resets_in_seconds, else TryAgainIn; 0 if none.
+	RetryAfterS float64
 }
 
 // ClassifyText classifies a failure a CLI reported only as text (an error
@@ -267,6 +275,15 @@ type TextClass struct {
 //
 // ok is false when nothing matched.
 func ClassifyText(text string, status int, agent []TextRule) (c TextClass, ok bool) {
+	defer func() {
+		c.RetryAfterS = TryAgainIn(text)
+		if c.Body != nil && c.Body.ResetsInS > 0 && c.Body.ResetsInS <= MaxWaitS {
+			c.RetryAfterS = c.Body.ResetsInS
+		}
+	}()
+	if status == 0 {
+		status = statusInText(text)
+	}
 	if pe, found := FindProviderError(text); found {
 		c.Body = &pe
 		if status == 0 {
@@ -328,7 +345,7 @@ func refine(c TextClass, text string) TextClass {
 // tryAgainRe finds a wait in a provider's or CLI's message: "try again in
 // 20s", "Please try again in 11.054s", "try again in 2 hours 5 minutes",
 // "retry after 30 seconds", "retry-after: 7".
-var tryAgainRe = regexp.MustCompile(`(?i)(?:try again in|retry after|retry-after:?)\s+(?:(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b\s*)?(?:(\d+(?:\.\d+)?)\s*(?:minutes?|mins?|m)\b\s*)?(?:(\d+(?:\.\d+)?)\s*(?:seconds?|secs?|s)?\b)?(?:(\d+)\s*ms\b)?`)
+var tryAgainRe = regexp.MustCompile(`(?i)(?:try again in|retry in|retry after|retry-after:?)\s+(?:(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b\s*)?(?:(\d+(?:\.\d+)?)\s*(?:minutes?|mins?|m)\b\s*)?(?:(\d+(?:\.\d+)?)\s*(?:seconds?|secs?|s)?\b)?(?:(\d+)\s*ms\b)?`)
 
 // TryAgainIn returns the seconds a message says to wait ("try again in
 // 20s"), 0 when it names none. A bare number is seconds.
@@ -341,5 +358,29 @@ func TryAgainIn(text string) float64 {
 		v, _ := strconv.ParseFloat(s, 64)
 		return v
 	}
-	return f(m[1])*3600 + f(m[2])*60 + f(m[3]) + f(m[4])/1000
+	wait := f(m[1])*3600 + f(m[2])*60 + f(m[3]) + f(m[4])/1000
+	if wait > MaxWaitS {
+		return 0 // not a wait anyone means
+	}
+	return wait
+}
+
+// MaxWaitS bounds the waits hub believes a text or body names: 31 days,
+// the longest window of a plan's usage limit, in seconds; a longer one is
+// taken for none.
+const MaxWaitS = 31 * 24 * 3600
+
+// statusInTextRe finds an HTTP status written with its reason phrase ("500
+// Internal Server Error", "HTTP 504 Gateway Timeout", "status 429").
+var statusInTextRe = regexp.MustCompile(`(?i)\b(?:(?:HTTP|status)[ /:]*([1-5]\d\d)\b|([45]\d\d) (?:Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Request Entity Too Large|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out))`)
+
+// statusInText returns the HTTP status a text names with its reason
+// phrase or after "HTTP"/"status", 0 if none.
+func statusInText(text string) int {
+	m := statusInTextRe.FindStringSubmatch(text)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1] + m[2])
+	return n
 }

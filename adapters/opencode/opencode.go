@@ -56,7 +56,6 @@ var info = adapters.Info{
 	InstallHint:   "npm i -g opencode-ai",
 	TestedVersion: TestedVersion,
 	ReportsCost:   true,
-	RetryLimits:   "opencode has no retry setting and prints nothing while it retries, so --agent-retries cannot bound it; --idle-timeout bounds its silence",
 	LoginHint:     "run `opencode auth login`",
 	Grants: map[adapters.Permission]adapters.Grant{
 		adapters.PermissionNone: {How: adapters.Native, Means: `an agent of hub's own (--agent=hub-none) with permission {"*":"deny"}: no tool is offered` + untrustedMeans},

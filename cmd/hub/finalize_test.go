@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
 )
 
@@ -74,9 +75,19 @@ func TestRunFinalizeFlags(t *testing.T) {
 // TestAgentRetriesWarning: --agent-retries for an agent whose retries hub
 // cannot fully bound says so on stderr, and runs.
 func TestAgentRetriesWarning(t *testing.T) {
-	bin := fakeAgent(t, okBody)
-	code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "json", "--agent-retries", "2", "x")
-	if code != 0 || !strings.Contains(stderr, "hub: warning: --agent-retries 2: opencode has no retry setting") {
-		t.Errorf("exit %d, stderr %q; want 0 and the warning", code, stderr)
+	bin := filepath.Join(t.TempDir(), "pi")
+	// pi prints its version on stderr; the run itself fails (no output),
+	// which is not what is tested: that it runs, after the warning.
+	if err := adaptertest.WriteScript(bin, []byte("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 0.73.1 >&2; exit 0; fi\nexit 0\n")); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := hub(t, "", "run", "--agent", "pi", "--bin", bin, "--output", "json", "--agent-retries", "2", "x")
+	if code == 2 || !strings.Contains(stdout, `"type":"run.finished"`) || !strings.Contains(stderr, "hub: warning: --agent-retries 2: pi takes its retry counts only from settings.json") {
+		t.Errorf("exit %d, stderr %q; want a run and the warning", code, stderr)
+	}
+	// OpenCode's retries hub counts from its log: no warning.
+	code, _, stderr = hub(t, "", "run", "--agent", "opencode", "--bin", fakeAgent(t, okBody), "--output", "json", "--agent-retries", "2", "x")
+	if code != 0 || strings.Contains(stderr, "warning") {
+		t.Errorf("opencode: exit %d, stderr %q; want 0 and no warning", code, stderr)
 	}
 }

@@ -143,10 +143,10 @@ func TestPlan(t *testing.T) {
 		{name: "--yes", opts: func(o *runOptions) { o.Yes = true }, want: func(p *runPlan) { p.approval.yes = true }},
 		{name: "--confirm and --yes", opts: func(o *runOptions) { o.Confirm, o.Yes = true, true }, err: "give one of them"},
 		{name: "--max-line negative", opts: func(o *runOptions) { o.MaxLine = -5 }, err: "--max-line must not be negative"},
-		{name: "--agent-retries with a warning", opts: func(o *runOptions) { o.AgentRetries = 2 },
+		{name: "--agent-retries with a warning", opts: func(o *runOptions) { o.Agent, o.AgentRetries = "pi", 2 },
 			want: func(p *runPlan) {
-				p.req.AgentRetries = &two
-				p.warning = "--agent-retries 2: opencode has no retry setting and prints nothing while it retries, so --agent-retries cannot bound it; --idle-timeout bounds its silence"
+				p.req.Agent, p.req.AgentRetries = "pi", &two
+				p.warning = "--agent-retries 2: pi takes its retry counts only from settings.json: hub stops it at retry notice N+1, but the provider SDK's own retries inside each attempt are not seen; set retry.provider.maxRetries in pi's settings.json"
 			}},
 		{name: "--agent-retries without a warning", opts: func(o *runOptions) { o.Agent, o.AgentRetries = "claude", 2 },
 			want: func(p *runPlan) { p.req.Agent, p.req.AgentRetries = "claude", &two }},

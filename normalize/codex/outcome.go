@@ -73,10 +73,12 @@ var rules = []rule{
 	{patterns: []string{"missing environment variable", "error loading config", "is no longer supported", "model provider `"},
 		bin: events.BinUnavailable, reason: events.ReasonNotConfigured, hint: hintConfig,
 		seen: "codex 0.169.0", example: "Error: Model provider `nope` not found"},
-	{patterns: []string{"usage limit", "insufficient_quota", "exceeded your current quota", "quota exceeded",
+	{patterns: []string{"insufficient_quota", "exceeded your current quota", "quota exceeded",
 		"out of credits", "usage not included", "insufficient credits"}, byStatus: true, bin: events.BinUnavailable, reason: events.ReasonQuota, hint: hintQuota,
 		seen: "codex 0.169.0", example: "Quota exceeded. Check your plan and billing details."},
-	{patterns: []string{"rate limit"}, byStatus: true, bin: events.BinUnavailable, reason: events.ReasonRateLimit, hint: hintRate,
+	// A plan's usage limit lifts on a clock ("You've hit your usage
+	// limit. … try again at 10:14 PM"; without a time on some plans).
+	{patterns: []string{"rate limit", "usage limit"}, byStatus: true, bin: events.BinUnavailable, reason: events.ReasonRateLimit, hint: hintRate,
 		seen: "codex 0.169.0", example: "exceeded retry limit, last status: 429 Too Many Requests, request id: req_1"},
 	{patterns: []string{"at capacity", "server_is_overloaded", "overloaded"}, byStatus: true,
 		bin: events.BinUnavailable, reason: events.ReasonOverloaded, hint: hintOverload,
@@ -119,7 +121,11 @@ func Classify(message string) *events.Error {
 	for _, r := range rules {
 		if r.matches(message, status) {
 			e := events.NewError(r.bin, r.reason, r.hint, "%s", msg).WithHTTPStatus(status)
-			if wait := retryAfter(message); wait > 0 {
+			wait := retryAfter(message)
+			if pe, ok := normalize.FindProviderError(message); ok && pe.ResetsInS > 0 && pe.ResetsInS <= normalize.MaxWaitS {
+				wait = pe.ResetsInS // usage_limit_reached's resets_in_seconds
+			}
+			if wait > 0 {
 				e.WithRetryAfter(wait)
 			}
 			return e

@@ -36,9 +36,13 @@ func TestClassifyRows(t *testing.T) {
 		// not configured
 		{"Missing environment variable: `MOCK_API_KEY`. Create an API key and export it.",
 			events.BinUnavailable, events.ReasonNotConfigured, 0, 0},
-		// quota, with the wait when the message gives one
+		// a plan's usage limit lifts on a clock: a rate limit, with the
+		// wait when the message gives one; a quota has none
 		{"You've hit your usage limit. Upgrade to Pro or try again in 2 hours 5 minutes.",
-			events.BinUnavailable, events.ReasonQuota, 0, 2*3600 + 5*60},
+			events.BinUnavailable, events.ReasonRateLimit, 0, 2*3600 + 5*60},
+		{`unexpected status 429 Too Many Requests: {"error":{"type":"usage_limit_reached","message":"limit","resets_in_seconds":3600}}`,
+			events.BinUnavailable, events.ReasonRateLimit, 429, 3600},
+		{"You've hit your usage limit. Try again in 99999999999 hours.", events.BinUnavailable, events.ReasonRateLimit, 0, 0},
 		{"Quota exceeded. Check your plan and billing details.", events.BinUnavailable, events.ReasonQuota, 0, 0},
 		{"You exceeded your current quota, please check your plan and billing details.", events.BinUnavailable, events.ReasonQuota, 0, 0},
 		{"unexpected status 402 Payment Required: add credits", events.BinUnavailable, events.ReasonQuota, 402, 0},

@@ -146,13 +146,13 @@ var textRules = []normalize.TextRule{
 	{Any: []string{"ProviderModelNotFoundError", "model not found", "ModelNotFoundError"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonBadModel, Seen: "opencode 1.18.33",
 		Example: "ProviderModelNotFoundError: Model not found: nope/x. Did you mean: standardcompute?"},
-	{Any: []string{"is not valid JSON", "Config file at", "ConfigInvalidError", "ConfigJsonError"},
+	{Any: []string{"is not valid JSON", "Config file at", "Configuration is invalid", "ConfigInvalidError", "ConfigJsonError"},
 		Bin: events.BinUnavailable, Reason: events.ReasonNotConfigured, Seen: "opencode 1.18.33",
 		Example: "Error: Config file at /home/u/.config/opencode/opencode.json is not valid JSON(C):"},
 	{Any: []string{"ProviderInitError", "no provider", "API key is missing", "missing api key"},
 		Bin: events.BinUnavailable, Reason: events.ReasonNotConfigured, Seen: "opencode 1.18.33",
 		Example: "ProviderInitError: failed to initialize provider mock"},
-	{Any: []string{"ProviderAuthError", "unauthorized", "invalid api key", "incorrect api key"},
+	{Any: []string{"ProviderAuthError", "invalid api key", "incorrect api key"},
 		Bin: events.BinUnavailable, Reason: events.ReasonAuth, Seen: "opencode 1.18.33",
 		Example: "ProviderAuthError: Unauthorized"},
 	{Any: []string{"session not found", "NotFoundError: Session"},
@@ -179,7 +179,7 @@ func classifyText(s string) *events.Error {
 		case events.ReasonBadSession:
 			hint = "pass a session id that opencode knows (from run.finished.session_id)"
 		case events.ReasonNotConfigured:
-			if normalize.ContainsFold(s, "config file", "valid JSON") {
+			if normalize.ContainsFold(s, "config file", "valid JSON", "Configuration is invalid") {
 				hint = "fix the config file the message names (opencode.json, or the file OPENCODE_CONFIG names), then rerun"
 			}
 		}

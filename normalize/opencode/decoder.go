@@ -41,6 +41,9 @@ type Decoder struct {
 	errRef   string            // the last error event's data.ref
 	logged   map[string]string // ref → the error OpenCode logged for it
 	echo     int               // in the echo of a config file: 1 + its lines so far
+	// echoErrors: under the echo's "--- Errors ---", which quotes the
+	// broken line again.
+	echoErrors bool
 }
 
 var _ normalize.Decoder = (*Decoder)(nil)
@@ -256,7 +259,7 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 // Fallback classifies a run with no error event and no successful last step
 // from its exit status and stderr. It never returns nil.
 func Fallback(end normalize.End, lastReason string, sawStep bool) *events.Error {
-	tail := normalize.CleanText(end.Stderr)
+	tail := MaskConfigValues(normalize.CleanText(end.Stderr))
 	last := normalize.Shorten(lastLines(tail, 3), 600)
 	if i := strings.Index(tail, "--- JSONC Input ---"); i >= 0 {
 		// The echo of the config file, keys and all: only what comes after

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hubcli/hub/events"
@@ -73,7 +74,9 @@ func TestDecodeStderr(t *testing.T) {
 	}
 	// An echoed config file: one notice for all of it, no line of it.
 	var got []events.Body
-	for _, l := range []string{"--- JSONC Input ---", `{"apiKey": "sk-secret"`, `}`, "--- Errors ---"} {
+	// Under "--- Errors ---" the broken line is quoted again, with a
+	// caret: those lines go too; the error itself is a stderr notice.
+	for _, l := range []string{"--- JSONC Input ---", `{"apiKey": "mysecret42"`, `}`, "--- Errors ---"} {
 		var took bool
 		if got, took = d.DecodeStderr(got, l); !took {
 			t.Errorf("%q not taken", l)
@@ -82,11 +85,32 @@ func TestDecodeStderr(t *testing.T) {
 	if len(got) != 1 || got[0].(events.Notice).Message != "opencode printed its config file here (2 lines, not shown: it may hold API keys)" {
 		t.Errorf("config echo: %+v", got)
 	}
+	if _, took := d.DecodeStderr(nil, "CommaExpected at line 1, column 23"); took {
+		t.Error("the parse error itself was taken: it is the one line worth a stderr notice")
+	}
+	for _, l := range []string{`   Line 1:  {"apiKey": "mysecret42"`, "                       ^", "--- End ---"} {
+		if out, took := d.DecodeStderr(nil, l); !took || len(out) != 0 {
+			t.Errorf("%q: took %v, %v; want it dropped", l, took, out)
+		}
+	}
+	if _, took := d.DecodeStderr(nil, "Error: something after the echo"); took {
+		t.Error("a line after --- End --- was taken")
+	}
+	// A schema error quotes the value it got: masked.
+	out, _ := d.DecodeStderr(nil, `↳ Expected boolean | undefined, got "yes-mysecret42" provider.mock.models.m.tool_call`)
+	if len(out) != 1 || strings.Contains(out[0].(events.Notice).Message, "mysecret42") {
+		t.Errorf("schema error: %+v, want one notice without the value", out)
+	}
+	one := 1
+	e := Fallback(normalize.End{ExitCode: &one, Stderr: "Error: Configuration is invalid at /c/opencode.json\n" +
+		`↳ Expected boolean | undefined, got "yes-mysecret42" provider.mock.models.m.tool_call` + "\n"}, "", false)
+	if e.Reason != events.ReasonNotConfigured || !strings.Contains(e.Message, "/c/opencode.json") || strings.Contains(e.Message, "mysecret42") {
+		t.Errorf("schema-invalid config: %s/%s %q, want not_configured naming the file, without the value", e.Bin, e.Reason, e.Message)
+	}
 	// The cause logged under the error event's ref explains it.
 	d = New("", true)
 	d.DecodeStderr(nil, `timestamp=x level=ERROR run=1 message=failed ref=err_1 error="ProviderModelNotFoundError: Model not found: nope/x." cause="…"`)
 	d.Decode(nil, []byte(`{"type":"error","sessionID":"ses_1","error":{"name":"UnknownError","data":{"message":"Unexpected server error. Check server logs for details.","ref":"err_1"}}}`))
-	one := 1
 	if o := d.Outcome(normalize.End{ExitCode: &one}); o.Error == nil || o.Error.Reason != events.ReasonBadModel {
 		t.Errorf("UnknownError with a logged cause: %+v, want bad_model", o.Error)
 	}

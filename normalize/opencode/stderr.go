@@ -3,6 +3,7 @@ package opencode
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/hubcli/hub/events"
@@ -18,7 +19,8 @@ import (
 //	timestamp=… level=ERROR run=… message="stream error" providerID=mock modelID=m session.id=ses_… small=false agent=build mode=primary error.error="AI_APICallError: Cannot connect to API: Unable to connect. …"
 //
 // and, when it gives up, a line with message=process and the error and its
-// stack (the error event on stdout follows). DecodeStderr makes each "stream
+// stack (a stderr notice; the error event on stdout follows, when there is
+// one). DecodeStderr makes each "stream
 // error" of the session's own agent (small=false) that OpenCode retries a
 // retry notice, classified by its text; a quota, which retrying cannot lift,
 // stops the run at once unless fail-fast is off. A failure it does not
@@ -29,25 +31,34 @@ import (
 func (d *Decoder) DecodeStderr(dst []events.Body, line string) ([]events.Body, bool) {
 	// A config file that is not valid JSON is echoed whole between these
 	// two lines (1.18.33), API keys and all: not passed on.
+	// Under "--- Errors ---" it quotes the broken line again ("Line 4:
+	// …", a caret under it) up to "--- End ---": those go too. A config
+	// that is JSON but not OpenCode's schema names the value it got ("↳
+	// Expected boolean | undefined, got "…""): the value is masked.
 	switch {
 	case line == "--- JSONC Input ---":
-		d.echo = 1
+		d.echo, d.echoErrors = 1, false
 		return dst, true
 	case d.echo > 0 && line == "--- Errors ---":
 		dst = append(dst, events.Notice{Kind: events.NoticeStderr, Message: fmt.Sprintf(
 			"opencode printed its config file here (%d lines, not shown: it may hold API keys)", d.echo-1)})
-		d.echo = 0
+		d.echo, d.echoErrors = 0, true
 		return dst, true
 	case d.echo > 0:
 		d.echo++
 		return dst, true
+	case d.echoErrors && line == "--- End ---":
+		d.echoErrors = false
+		return dst, true
+	case d.echoErrors && (strings.HasPrefix(strings.TrimSpace(line), "Line ") || strings.Trim(line, " ^~") == ""):
+		return dst, true
+	case strings.HasPrefix(line, "↳"):
+		return append(dst, events.Notice{Kind: events.NoticeStderr, Message: MaskConfigValues(line)}), true
 	}
 	if !strings.HasPrefix(line, "timestamp=") || logfmtValue(line, "level") != "ERROR" {
 		return dst, false
 	}
 	switch logfmtValue(line, "message") {
-	case "process":
-		return dst, logfmtValue(line, "error") != ""
 	case "failed":
 		// The cause of an error event that says only "Unexpected server
 		// error", under the same ref: kept for Outcome, and sent as a
@@ -82,7 +93,8 @@ func (d *Decoder) DecodeStderr(dst []events.Body, line string) ([]events.Body, b
 	raw, _ := json.Marshal(data)
 	dst = append(dst, events.Notice{Kind: events.NoticeRetry, Data: raw, Message: fmt.Sprintf(
 		"opencode: model call failed (attempt %d), it retries: %s", d.retries, normalize.Shorten(text, 600))})
-	if d.failFast && d.abort == nil && e.Reason == events.ReasonQuota {
+	if d.failFast && d.abort == nil && e.Reason == events.ReasonQuota && normalize.TryAgainIn(text) == 0 {
+		// A quota that names no wait: retrying cannot lift it.
 		d.abort = events.NewError(e.Bin, e.Reason, e.Hint,
 			"opencode kept retrying a failure that retrying cannot fix; hub stopped it: %s", normalize.Shorten(text, 600))
 	}
@@ -171,3 +183,11 @@ func logfmtValue(line, key string) string {
 	}
 	return ""
 }
+
+// gotValue is the value a schema error quotes: `got "…"`.
+var gotValue = regexp.MustCompile(`got "(?:[^"\\]|\\.)*"`)
+
+// MaskConfigValues replaces the config values OpenCode quotes in a schema
+// error (`↳ Expected boolean | undefined, got "yes-…"`) with "…": a value
+// of the wrong type may be a key.
+func MaskConfigValues(s string) string { return gotValue.ReplaceAllString(s, `got "…"`) }

@@ -136,17 +136,17 @@ func Classify(msg string) *events.Error {
 		text = "pi reported an error without a message"
 	}
 	mk := func(bin events.Bin, reason events.Reason, hint string) *events.Error {
-		e := events.NewError(bin, reason, hint, "%s", text).WithHTTPStatus(status)
-		if wait := normalize.TryAgainIn(msg); wait > 0 && e.Retryable {
-			e.WithRetryAfter(wait)
-		}
-		return e
+		return events.NewError(bin, reason, hint, "%s", text).WithHTTPStatus(status)
 	}
 	if isOverflow(msg) {
 		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
 	}
 	if c, ok := normalize.ClassifyText(msg, status, nil); ok {
-		return mk(c.Bin, c.Reason, hintFor(c.Reason))
+		e := mk(c.Bin, c.Reason, hintFor(c.Reason))
+		if c.RetryAfterS > 0 && (e.Retryable || e.Reason == events.ReasonQuota) {
+			e.WithRetryAfter(c.RetryAfterS) // a quota that names a wait lifts then (the verdict says so)
+		}
+		return e
 	}
 	if normalize.ContainsFold(msg, "aborted") {
 		return mk(events.BinCancelled, events.ReasonAgentAborted, hintAborted)
