@@ -342,7 +342,7 @@ func (s secrets) body(b events.Body) events.Body {
 		b.Model = s.ptr(b.Model)
 		return b
 	case events.Notice:
-		b.Message, b.Data = s.textOf(s.notes, b.Message), s.raw(b.Data)
+		b.Message, b.Data = s.textOf(s.notes, s.cutEnds(b.Message)), s.raw(b.Data)
 		return b
 	case events.RunStarted:
 		b.Argv, b.Cwd, b.AgentVersion = s.strs(b.Argv), s.str(b.Cwd), s.ptr(b.AgentVersion)
@@ -358,7 +358,7 @@ func (s secrets) body(b events.Body) events.Body {
 		b.Diff = s.ptr(b.Diff)
 		if b.Error != nil {
 			e := *b.Error
-			e.Message, e.Hint = s.joined(e.Message), s.str(e.Hint)
+			e.Message, e.Hint = s.joined(s.cutEnds(e.Message)), s.str(e.Hint)
 			b.Error = &e
 		}
 		return b
@@ -448,6 +448,22 @@ func (s secrets) cutText(v string) string {
 		spans = normalizeSpans(append(spans, span{pending, len(v)}))
 	}
 	return redactSpans(v, spans)
+}
+
+// cutEnds redacts, in a message, the text before each "…": where
+// normalize.Shorten cut an agent's text (an error message, a stderr line
+// in it), the cut end may be the start of a credential too short to match
+// by itself, as in a cut tool output (cutText). A "…" the agent wrote
+// itself costs at most an end that could begin a credential.
+func (s secrets) cutEnds(v string) string {
+	if !strings.Contains(v, "…") {
+		return v
+	}
+	parts := strings.Split(v, "…")
+	for i := range parts[:len(parts)-1] {
+		parts[i] = s.cutText(parts[i])
+	}
+	return strings.Join(parts, "…")
 }
 
 // answer redacts the run's final text as it was redacted when it went out

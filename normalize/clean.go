@@ -144,14 +144,22 @@ func skipEscape(line []byte, i int) int {
 	}
 }
 
-// CleanText is Clean for human text (stderr tails): it strips escapes and
-// carriage returns but keeps line structure.
+// CleanText is Clean for human text (stderr tails): it strips escapes,
+// carriage returns and the other C0 controls but tab (BEL, NUL, backspace,
+// shift-in/out) and DEL, but keeps line structure; a line of nothing else
+// is dropped.
 func CleanText(s string) string {
 	b := []byte(s)
 	var out []byte
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		line = bytes.TrimRight(Clean(line), "\r")
-		if len(line) == 0 {
+		line = bytes.Map(func(r rune) rune {
+			if r < 0x20 && r != '\t' || r == 0x7f {
+				return -1
+			}
+			return r
+		}, line)
+		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		if len(out) > 0 {

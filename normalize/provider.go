@@ -74,44 +74,56 @@ func FindProviderError(text string) (pe ProviderError, ok bool) {
 	return pe, false
 }
 
-// readErrorObject reads the "error" object of a provider's body.
+// readErrorObject reads the "error" object of a provider's body, field by
+// field: a field of an unexpected type ("resets_in_seconds":"60") is
+// skipped, not the body.
 func readErrorObject(raw json.RawMessage) (ProviderError, bool) {
-	var e struct {
-		Type      string          `json:"type"`
-		Code      json.RawMessage `json:"code"`
-		Status    json.RawMessage `json:"status"`
-		Message   string          `json:"message"`
-		ResetsIn  float64         `json:"resets_in_seconds"`
-		ResetsAt  int64           `json:"resets_at"`
-		ErrorType string          `json:"error_type"`
-	}
-	if json.Unmarshal(raw, &e) != nil {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
 		return ProviderError{}, false
 	}
-	pe := ProviderError{Type: e.Type, Message: e.Message, ResetsInS: max(e.ResetsIn, 0), ResetsAt: max(e.ResetsAt, 0)}
-	if pe.Type == "" {
-		pe.Type = e.ErrorType
+	str := func(k string) string {
+		var v string
+		_ = json.Unmarshal(fields[k], &v)
+		return v
 	}
-	for _, f := range []json.RawMessage{e.Code, e.Status} {
-		var n int
-		var s string
-		switch {
-		case json.Unmarshal(f, &n) == nil && n >= 100 && n <= 599:
+	num := func(k string) float64 {
+		var v float64
+		if json.Unmarshal(fields[k], &v) != nil {
+			var s string
+			if json.Unmarshal(fields[k], &s) == nil {
+				v, _ = strconv.ParseFloat(s, 64)
+			}
+		}
+		return v
+	}
+	pe := ProviderError{Type: cmpOr(str("type"), str("error_type")), Message: str("message")}
+	if v := num("resets_in_seconds"); v > 0 && v <= MaxWaitS {
+		pe.ResetsInS = v
+	}
+	if v := num("resets_at"); v > 0 && v < 1e11 {
+		pe.ResetsAt = int64(v)
+	}
+	for _, k := range []string{"code", "status"} {
+		if n := num(k); n >= 100 && n <= 599 && n == float64(int(n)) {
 			if pe.Status == 0 {
-				pe.Status = n
+				pe.Status = int(n)
 			}
-		case json.Unmarshal(f, &s) == nil && s != "":
-			if v, err := strconv.Atoi(s); err == nil && v >= 100 && v <= 599 {
-				pe.Status = v
-			} else if pe.Code == "" {
-				pe.Code = s
-			}
+		} else if s := str(k); s != "" && pe.Code == "" && n == 0 {
+			pe.Code = s
 		}
 	}
 	if pe.Type == "" && pe.Code == "" && pe.Message == "" && pe.Status == 0 {
 		return ProviderError{}, false
 	}
 	return pe, true
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // TextRule is one row of a table that classifies a failure a CLI reported
@@ -342,25 +354,57 @@ func refine(c TextClass, text string) TextClass {
 	return c
 }
 
-// tryAgainRe finds a wait in a provider's or CLI's message: "try again in
-// 20s", "Please try again in 11.054s", "try again in 2 hours 5 minutes",
-// "retry after 30 seconds", "retry-after: 7".
-var tryAgainRe = regexp.MustCompile(`(?i)(?:try again in|retry in|retry after|retry-after:?)\s+(?:(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h)\b\s*)?(?:(\d+(?:\.\d+)?)\s*(?:minutes?|mins?|m)\b\s*)?(?:(\d+(?:\.\d+)?)\s*(?:seconds?|secs?|s)?\b)?(?:(\d+)\s*ms\b)?`)
+// tryAgainRe finds the phrase that names a wait in a provider's or CLI's
+// message, and what follows it: "try again in 20s", "Please try again in
+// 6m0s", "try again in 2 hours 5 minutes", "retry in 20.5s", "retry after
+// 30 seconds", "retry-after: 7".
+var tryAgainRe = regexp.MustCompile(`(?i)(try again in|retry in|retry after|retry-after:?)\s+(.{0,80})`)
+
+// waitPart is one number and its unit in a wait: "2 hours", "5m", "0s",
+// "1.5 days".
+var waitPart = regexp.MustCompile(`(?i)^\s*,?\s*(?:and\s+)?(\d+(?:\.\d+)?)\s*(milliseconds?|ms|minutes?|mins?|m|seconds?|secs?|s|hours?|hrs?|h|days?|d|weeks?|w)`)
+
+// unitSeconds are the seconds of each unit's first letter, milliseconds
+// apart.
+var unitSeconds = map[byte]float64{'s': 1, 'm': 60, 'h': 3600, 'd': 86400, 'w': 7 * 86400}
 
 // TryAgainIn returns the seconds a message says to wait ("try again in
-// 20s"), 0 when it names none. A bare number is seconds.
+// 20s", "6m0s", "2 hours 5 minutes", "3 days"), 0 when it names none: a
+// number without a time unit is no wait ("retry in 5 attempts"), but for
+// "retry-after:", a header's seconds. A wait over MaxWaitS is none.
 func TryAgainIn(text string) float64 {
 	m := tryAgainRe.FindStringSubmatch(text)
 	if m == nil {
 		return 0
 	}
-	f := func(s string) float64 {
-		v, _ := strconv.ParseFloat(s, 64)
-		return v
+	rest, wait, parts := m[2], 0.0, 0
+	for {
+		// Go's durations run the parts together: "1m30s", "6m0s".
+		p := waitPart.FindStringSubmatch(rest)
+		if p == nil {
+			break
+		}
+		if after := rest[len(p[0]):]; after != "" && (after[0]|0x20 >= 'a' && after[0]|0x20 <= 'z') {
+			break // "5 attempts", "2025-01-01" is no unit
+		}
+		v, _ := strconv.ParseFloat(p[1], 64)
+		unit := strings.ToLower(p[2])
+		switch {
+		case unit == "ms" || strings.HasPrefix(unit, "milli"):
+			wait += v / 1000
+		default:
+			wait += v * unitSeconds[unit[0]]
+		}
+		parts++
+		rest = rest[len(p[0]):]
 	}
-	wait := f(m[1])*3600 + f(m[2])*60 + f(m[3]) + f(m[4])/1000
-	if wait > MaxWaitS {
-		return 0 // not a wait anyone means
+	if parts == 0 && strings.HasPrefix(strings.ToLower(m[1]), "retry-after") {
+		if v, err := strconv.ParseFloat(strings.Fields(m[2] + " ")[0], 64); err == nil {
+			wait = v
+		}
+	}
+	if wait <= 0 || wait > MaxWaitS {
+		return 0
 	}
 	return wait
 }
@@ -370,17 +414,23 @@ func TryAgainIn(text string) float64 {
 // taken for none.
 const MaxWaitS = 31 * 24 * 3600
 
-// statusInTextRe finds an HTTP status written with its reason phrase ("500
-// Internal Server Error", "HTTP 504 Gateway Timeout", "status 429").
-var statusInTextRe = regexp.MustCompile(`(?i)\b(?:(?:HTTP|status)[ /:]*([1-5]\d\d)\b|([45]\d\d) (?:Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Request Entity Too Large|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out))`)
+// statusInTextRe finds an HTTP status written with its reason phrase
+// ("500 Internal Server Error"), after "HTTP", "HTTP/1.1" or "status"
+// ("HTTP 504", "status 429", "HTTP/2 503").
+var statusInTextRe = regexp.MustCompile(`(?i)(?:\b(?:HTTP(?:/[\d.]+)?|status)[ :]*([1-5]\d\d)\b|\b([45]\d\d) (?:Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Request Entity Too Large|Too Many Requests|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Time-?out))`)
 
-// statusInText returns the HTTP status a text names with its reason
-// phrase or after "HTTP"/"status", 0 if none.
+// statusInText returns the first failed HTTP status (400 to 599) a text
+// names that way, 0 if none: "exit status 127" or a 1xx–3xx before it
+// does not count, nor a port ("http://127.0.0.1:5000").
 func statusInText(text string) int {
-	m := statusInTextRe.FindStringSubmatch(text)
-	if m == nil {
-		return 0
+	for _, m := range statusInTextRe.FindAllStringSubmatchIndex(text, 8) {
+		digits := text[max(m[2], m[4]):max(m[3], m[5])]
+		if start := max(m[2], m[4]); start > 0 && (text[start-1] == ':' || text[start-1] == '.') {
+			continue // a port or an address
+		}
+		if n, _ := strconv.Atoi(digits); n >= 400 && n <= 599 {
+			return n
+		}
 	}
-	n, _ := strconv.Atoi(m[1] + m[2])
-	return n
+	return 0
 }

@@ -1,6 +1,7 @@
 package normalize_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -48,6 +49,10 @@ func TestFindProviderError(t *testing.T) {
 			normalize.ProviderError{Type: "usage_limit_reached", Message: "limit", ResetsInS: 3600, ResetsAt: 1764633600}, true},
 		{"after other braces", `at {object Object} then {"error":{"type":"api_error","message":"boom"}}`,
 			normalize.ProviderError{Type: "api_error", Message: "boom"}, true},
+		{"fields of odd types", `{"error":{"type":"usage_limit_reached","message":{"x":1},"resets_in_seconds":"60","code":429.0}}`,
+			normalize.ProviderError{Type: "usage_limit_reached", Status: 429, ResetsInS: 60}, true},
+		{"absurd reset", `{"error":{"type":"usage_limit_reached","resets_in_seconds":1e308,"resets_at":-5}}`,
+			normalize.ProviderError{Type: "usage_limit_reached"}, true},
 		{"no body", "connect ECONNREFUSED 127.0.0.1:9", normalize.ProviderError{}, false},
 		{"error not an object", `{"error":"just text"}`, normalize.ProviderError{}, false},
 		{"cut body", `{"error":{"type":"api_error","mess`, normalize.ProviderError{}, false},
@@ -92,6 +97,52 @@ func TestClassifyText(t *testing.T) {
 		c, ok := normalize.ClassifyText(tt.text, tt.status, agent)
 		if ok != (tt.bin != "") || c.Bin != tt.bin || c.Reason != tt.reason || c.Status != tt.wantSt {
 			t.Errorf("%s: ClassifyText = %s/%s status %d (ok %v), want %s/%s status %d", tt.name, c.Bin, c.Reason, c.Status, ok, tt.bin, tt.reason, tt.wantSt)
+		}
+	}
+}
+
+func TestTryAgainIn(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]float64{
+		"Please try again in 20s.":                      20,
+		"Please try again in 11.054s.":                  11.054,
+		"Rate limit reached. Please try again in 6m0s.": 360,
+		"try again in 1m30s":                            90,
+		"try again in 1h30m":                            5400,
+		"try again in 2 hours 5 minutes.":               2*3600 + 5*60,
+		"try again in 3 days 4 hours":                   3*86400 + 4*3600,
+		"Please retry in 20.5s.":                        20.5,
+		"retry after 30 seconds":                        30,
+		"retry-after: 7":                                7,
+		"try again in 500ms":                            0.5,
+		"we will retry in a moment":                     0,
+		"retry in 5 attempts":                           0,
+		"retry after 2025-01-01":                        0,
+		"try again in 99999999999 hours":                0,
+		"try again at 10:14 PM":                         0,
+		"try again in 40 days":                          0, // over MaxWaitS
+	} {
+		if got := normalize.TryAgainIn(text); math.Abs(got-want) > 1e-9 {
+			t.Errorf("TryAgainIn(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+func TestStatusInText(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]events.Reason{
+		"request to http://127.0.0.1:5000/v1 failed: HTTP 503":   events.ReasonOverloaded,
+		"request to http://192.168.1.5:8080 returned status 503": events.ReasonOverloaded,
+		"exit status 127; upstream said status 429":              events.ReasonRateLimit,
+		"status 200 then HTTP 429":                               events.ReasonRateLimit,
+		"HTTP/1.1 429":                                           events.ReasonRateLimit,
+		"500 Internal Server Error: upstream request timeout":    events.ReasonServer,
+		"504 Gateway Timeout":                                    events.ReasonServer,
+		"listening on 127.0.0.1:5000":                            "",
+	} {
+		c, _ := normalize.ClassifyText(text, 0, nil)
+		if c.Reason != want {
+			t.Errorf("ClassifyText(%q) = %s/%s (status %d), want %s", text, c.Bin, c.Reason, c.Status, want)
 		}
 	}
 }

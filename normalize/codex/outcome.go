@@ -157,7 +157,7 @@ var retryAtRe = regexp.MustCompile(`(?i)try again at (?:([A-Z][a-z]{2}) (\d{1,2}
 // RetryAt returns when a Codex message says its limit lifts, as a function
 // of the time now (the message names a wall-clock time without a zone:
 // Codex's and hub's local time), nil when it names none. A time of day
-// alone is its next occurrence.
+// alone is today's; a date that does not exist is none.
 func RetryAt(message string) func(now time.Time) time.Time {
 	m := retryAtRe.FindStringSubmatch(message)
 	if m == nil {
@@ -183,16 +183,20 @@ func RetryAt(message string) func(now time.Time) time.Time {
 		day, _ = strconv.Atoi(m[2])
 		year, _ = strconv.Atoi(m[3])
 	}
+	if day > 0 {
+		if d := time.Date(year, month, day, 0, 0, 0, 0, time.UTC); d.Day() != day {
+			return nil // "Dec 32nd"
+		}
+	}
 	return func(now time.Time) time.Time {
 		now = now.Local()
 		if day > 0 {
 			return time.Date(year, month, day, hour, minute, 0, 0, time.Local)
 		}
-		at := time.Date(now.Year(), now.Month(), now.Day(), hour, minute, 0, 0, time.Local)
-		if at.Before(now) {
-			at = at.AddDate(0, 0, 1)
-		}
-		return at
+		// Codex names a time of day alone for a reset later the same day
+		// (another day gets its date): one already past has lifted (a
+		// replay, a clock that moved), it is not tomorrow's.
+		return time.Date(now.Year(), now.Month(), now.Day(), hour, minute, 0, 0, time.Local)
 	}
 }
 

@@ -13,6 +13,7 @@ package opencode
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -259,20 +260,8 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 // Fallback classifies a run with no error event and no successful last step
 // from its exit status and stderr. It never returns nil.
 func Fallback(end normalize.End, lastReason string, sawStep bool) *events.Error {
-	tail := MaskConfigValues(normalize.CleanText(end.Stderr))
+	tail := withoutConfigEcho(MaskConfigValues(normalize.CleanText(end.Stderr)))
 	last := normalize.Shorten(lastLines(tail, 3), 600)
-	if i := strings.Index(tail, "--- JSONC Input ---"); i >= 0 {
-		// The echo of the config file, keys and all: only what comes after
-		// it ("--- Errors ---", where and what) is quoted.
-		head, rest := tail[:i], tail[i:]
-		if j := strings.Index(rest, "--- Errors ---"); j >= 0 {
-			rest = rest[j+len("--- Errors ---"):]
-		} else {
-			rest = ""
-		}
-		last = normalize.Shorten(normalize.JoinLines(append([]string{normalize.LastLine(head)}, firstLines(rest, 1)...), 600), 600)
-		tail = head + rest
-	}
 	if e := classifyText(tail); e != nil {
 		if last != "" {
 			e.Message = last
@@ -310,16 +299,47 @@ func suffix(s string) string {
 	return ": " + s
 }
 
-// firstLines returns the first n non-blank lines of s, trimmed.
-func firstLines(s string, n int) []string {
+// withoutConfigEcho returns stderr without OpenCode's echo of an invalid
+// config file (keys and all): the lines from "--- JSONC Input ---" to "---
+// Errors ---", and in the errors up to "--- End ---" every line but the
+// parse errors themselves ("CommaExpected at line 4, column 97"). A tail
+// (the last 64 KiB) that starts inside the echo loses everything before
+// its "--- Errors ---", or, without one, everything before "--- End ---"; a
+// tail inside the echo with neither marker is dropped whole.
+func withoutConfigEcho(s string) string {
+	in, errs := strings.Index(s, "--- JSONC Input ---"), strings.Index(s, "--- Errors ---")
+	end := strings.Index(s, "--- End ---")
+	if in < 0 && errs < 0 && end < 0 {
+		return s
+	}
 	var out []string
+	state := 0 // 0 outside, 1 in the input, 2 in the errors
+	switch {
+	case in < 0 && errs >= 0:
+		state = 1 // the tail starts inside the input
+	case in < 0 && errs < 0:
+		state = 2 // the tail starts inside the errors
+	}
 	for line := range strings.Lines(s) {
-		if t := strings.TrimSpace(line); t != "" && len(out) < n {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "--- JSONC Input ---":
+			state = 1
+		case t == "--- Errors ---":
+			state = 2
+		case t == "--- End ---":
+			state = 0
+		case state == 0:
+			out = append(out, t)
+		case state == 2 && parseErrorLine.MatchString(t):
 			out = append(out, t)
 		}
 	}
-	return out
+	return strings.Join(out, "\n")
 }
+
+// parseErrorLine is a parse error in OpenCode's echo of a config file.
+var parseErrorLine = regexp.MustCompile(`^[A-Za-z]+ at line \d+, column \d+$`)
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")

@@ -115,3 +115,42 @@ func TestDecodeStderr(t *testing.T) {
 		t.Errorf("UnknownError with a logged cause: %+v, want bad_model", o.Error)
 	}
 }
+
+// A stderr tail (its last 64 KiB) that starts inside OpenCode's echo of a
+// config file quotes nothing of it; other spellings of a schema error's
+// value are masked too.
+func TestFallbackConfigEchoCut(t *testing.T) {
+	t.Parallel()
+	one := 1
+	for _, tail := range []string{
+		`{"provider":{"mock":{"options":{"apiKey": "PLAINSECRETxyz987" "baseURL": "x"}}}}` + "\n--- Errors ---\nCommaExpected at line 1, column 60\n   Line 1:  {\"apiKey\": \"PLAINSECRETxyz987\" \"baseURL\"\n          ^\n--- End ---\n",
+		"   Line 1:  {\"apiKey\": \"PLAINSECRETxyz987\"\n          ^\n--- End ---\n",
+		"1 | \"apiKey\": \"PLAINSECRETxyz987\"\n^ PLAINSECRETxyz987\n--- End ---\n",
+		"Error: Configuration is invalid at /c.json\n↳ Expected boolean | undefined, got 'PLAINSECRETxyz987' x.y\n",
+		"Error: Configuration is invalid at /c.json\n│ ↳ Expected number, got PLAINSECRETxyz987\n",
+	} {
+		e := Fallback(normalize.End{ExitCode: &one, Stderr: tail}, "", false)
+		if strings.Contains(e.Message, "PLAINSECRET") {
+			t.Errorf("%q: message %q quotes the config", tail, e.Message)
+		}
+		// A live run sees the echo's markers (DecodeStderr drops what is
+		// between them: TestDecodeStderr); a value a schema error quotes
+		// is masked wherever the line is.
+		if !strings.Contains(tail, "got ") {
+			continue
+		}
+		d := New("", true)
+		for line := range strings.Lines(tail) {
+			line = strings.TrimSpace(line)
+			out, took := d.DecodeStderr(nil, line)
+			if !took && strings.Contains(line, "PLAINSECRET") {
+				t.Errorf("%q was not taken: it would go out as it is", line)
+			}
+			for _, b := range out {
+				if n, ok := b.(events.Notice); ok && strings.Contains(n.Message, "PLAINSECRET") {
+					t.Errorf("%q: notice %q quotes the config", line, n.Message)
+				}
+			}
+		}
+	}
+}

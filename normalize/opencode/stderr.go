@@ -27,8 +27,19 @@ import (
 // retry (401, 400, …) is left a stderr notice: its error event follows. The process line is dropped: the
 // error event says the same.
 
-// DecodeStderr implements normalize.StderrDecoder.
+// DecodeStderr implements normalize.StderrDecoder. A line it does not take
+// whose config values MaskConfigValues masks is a stderr notice masked.
 func (d *Decoder) DecodeStderr(dst []events.Body, line string) ([]events.Body, bool) {
+	out, took := d.decodeStderr(dst, line)
+	if !took {
+		if masked := MaskConfigValues(line); masked != line {
+			return append(dst, events.Notice{Kind: events.NoticeStderr, Message: masked}), true
+		}
+	}
+	return out, took
+}
+
+func (d *Decoder) decodeStderr(dst []events.Body, line string) ([]events.Body, bool) {
 	// A config file that is not valid JSON is echoed whole between these
 	// two lines (1.18.33), API keys and all: not passed on.
 	// Under "--- Errors ---" it quotes the broken line again ("Line 4:
@@ -50,10 +61,8 @@ func (d *Decoder) DecodeStderr(dst []events.Body, line string) ([]events.Body, b
 	case d.echoErrors && line == "--- End ---":
 		d.echoErrors = false
 		return dst, true
-	case d.echoErrors && (strings.HasPrefix(strings.TrimSpace(line), "Line ") || strings.Trim(line, " ^~") == ""):
-		return dst, true
-	case strings.HasPrefix(line, "↳"):
-		return append(dst, events.Notice{Kind: events.NoticeStderr, Message: MaskConfigValues(line)}), true
+	case d.echoErrors && !parseErrorLine.MatchString(strings.TrimSpace(line)):
+		return dst, true // the broken line quoted again, a caret, …
 	}
 	if !strings.HasPrefix(line, "timestamp=") || logfmtValue(line, "level") != "ERROR" {
 		return dst, false
@@ -185,7 +194,7 @@ func logfmtValue(line, key string) string {
 }
 
 // gotValue is the value a schema error quotes: `got "…"`.
-var gotValue = regexp.MustCompile(`got "(?:[^"\\]|\\.)*"`)
+var gotValue = regexp.MustCompile(`\bgot (?:"(?:[^"\\]|\\.)*"?|'[^']*'?|[^\s,;)]+)`)
 
 // MaskConfigValues replaces the config values OpenCode quotes in a schema
 // error (`↳ Expected boolean | undefined, got "yes-…"`) with "…": a value
