@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -97,7 +98,7 @@ func readErrorObject(raw json.RawMessage) (ProviderError, bool) {
 		}
 		return v
 	}
-	pe := ProviderError{Type: cmpOr(str("type"), str("error_type")), Message: str("message")}
+	pe := ProviderError{Type: cmp.Or(str("type"), str("error_type")), Message: str("message")}
 	if v := num("resets_in_seconds"); v > 0 && v <= MaxWaitS {
 		pe.ResetsInS = v
 	}
@@ -119,24 +120,27 @@ func readErrorObject(raw json.RawMessage) (ProviderError, bool) {
 	return pe, true
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // TextRule is one row of a table that classifies a failure a CLI reported
 // only as text. A text that contains any of Any (ignoring case) is
 // Bin/Reason. Seen says where the wording was seen (a CLI and its version,
 // or a provider's API); Example is a text in that wording, which the
-// table's test classifies.
+// table's test classifies. Hint, when set, is the next step for this
+// wording; without it the agent's hint for the reason applies (Hints).
 type TextRule struct {
 	Any     []string
 	Bin     events.Bin
 	Reason  events.Reason
 	Seen    string
 	Example string
+	Hint    string
+}
+
+// HintOr is the row's Hint, or the agent's hint for the row's reason.
+func (r *TextRule) HintOr(h Hints, fallback string) string {
+	if r.Hint != "" {
+		return r.Hint
+	}
+	return h.For(r.Reason, fallback)
 }
 
 // Match returns the first rule of rules that takes text, nil if none.

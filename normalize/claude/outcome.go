@@ -202,7 +202,7 @@ func (d *Decoder) noResult(end normalize.End) *events.Error {
 	tail := normalize.CleanText(end.Stderr)
 	last := normalize.Shorten(normalize.LastLine(tail), 600)
 	if r := normalize.Match(textRules, tail); r != nil {
-		return events.NewError(r.Bin, r.Reason, textHints[r.Example], "%s", last)
+		return events.NewError(r.Bin, r.Reason, r.HintOr(hints, hintRequest), "%s", last)
 	}
 	if c, ok := normalize.ClassifyText(tail, 0, nil); ok && c.Bin == events.BinUnavailable {
 		return events.NewError(c.Bin, c.Reason, hintFor(c.Reason), "%s", last).WithHTTPStatus(c.Status)
@@ -231,20 +231,14 @@ var textRules = []normalize.TextRule{
 	// keyword is an error) before any request.
 	{Any: []string{"--json-schema is not valid JSON", "--json-schema must be", "--json-schema is not a valid JSON Schema"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonBadRequest, Seen: "claude 2.1.328",
-		Example: "Error: --json-schema is not a valid JSON Schema: unknown keyword \"frob\""},
+		Example: "Error: --json-schema is not a valid JSON Schema: unknown keyword \"frob\"",
+		Hint:    "give claude a schema its validator takes (draft-07 keywords, no $schema of another draft), or use another agent"},
 	{Any: []string{"not logged in", "please run /login"},
 		Bin: events.BinUnavailable, Reason: events.ReasonAuth, Seen: "claude 2.1.328",
-		Example: "Not logged in · Please run /login"},
+		Example: "Not logged in · Please run /login", Hint: hintLogin},
 	{Any: []string{"invalid api key"},
 		Bin: events.BinUnavailable, Reason: events.ReasonAuth, Seen: "claude 2.1.328",
 		Example: "Invalid API key · Fix external API key"},
-}
-
-// textHints are the hints of textRules, by example.
-var textHints = map[string]string{
-	textRules[0].Example: "give claude a schema its validator takes (draft-07 keywords, no $schema of another draft), or use another agent",
-	textRules[1].Example: hintLogin,
-	textRules[2].Example: hintAuth,
 }
 
 // hints are Claude Code's hints by reason (hintFor).

@@ -121,7 +121,7 @@ func Classify(message string) *events.Error {
 	for _, r := range rules {
 		if r.matches(message, status) {
 			e := events.NewError(r.bin, r.reason, r.hint, "%s", msg).WithHTTPStatus(status)
-			wait := retryAfter(message)
+			wait := normalize.TryAgainIn(message)
 			if pe, ok := normalize.FindProviderError(message); ok && pe.ResetsInS > 0 && pe.ResetsInS <= normalize.MaxWaitS {
 				wait = pe.ResetsInS // usage_limit_reached's resets_in_seconds
 			}
@@ -143,10 +143,6 @@ func HTTPStatus(message string) int {
 	n, _ := strconv.Atoi(m[1])
 	return n
 }
-
-// retryAfter returns the seconds a "try again in …" phrase names, 0 if
-// none.
-func retryAfter(message string) float64 { return normalize.TryAgainIn(message) }
 
 // retryAtRe finds the time a usage-limit message names (codex-rs
 // core/src/error.rs, UsageLimitReachedError; 0.169.0): "try again at 10:14

@@ -148,7 +148,8 @@ var textRules = []normalize.TextRule{
 		Example: "ProviderModelNotFoundError: Model not found: nope/x. Did you mean: standardcompute?"},
 	{Any: []string{"is not valid JSON", "Config file at", "Configuration is invalid", "ConfigInvalidError", "ConfigJsonError"},
 		Bin: events.BinUnavailable, Reason: events.ReasonNotConfigured, Seen: "opencode 1.18.33",
-		Example: "Error: Config file at /home/u/.config/opencode/opencode.json is not valid JSON(C):"},
+		Example: "Error: Config file at /home/u/.config/opencode/opencode.json is not valid JSON(C):",
+		Hint:    "fix the config file the message names (opencode.json, or the file OPENCODE_CONFIG names), then rerun"},
 	{Any: []string{"ProviderInitError", "no provider", "API key is missing", "missing api key"},
 		Bin: events.BinUnavailable, Reason: events.ReasonNotConfigured, Seen: "opencode 1.18.33",
 		Example: "ProviderInitError: failed to initialize provider mock"},
@@ -157,7 +158,8 @@ var textRules = []normalize.TextRule{
 		Example: "ProviderAuthError: Unauthorized"},
 	{Any: []string{"session not found", "NotFoundError: Session"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonBadSession, Seen: "opencode 1.18.33",
-		Example: "Error: Session not found"},
+		Example: "Error: Session not found",
+		Hint:    "pass a session id that opencode knows (from run.finished.session_id)"},
 	{Any: []string{"context_length_exceeded", "maximum context length", "prompt is too long", "context window", "too many tokens"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonContextOverflow, Seen: "opencode 1.18.33 (the provider's text)",
 		Example: "AI_APICallError: This model's maximum context length is 128000 tokens"},
@@ -174,16 +176,7 @@ func classifyText(s string) *events.Error {
 		return nil
 	}
 	if r := normalize.Match(textRules, s); r != nil {
-		hint := hintFor(r.Reason)
-		switch r.Reason {
-		case events.ReasonBadSession:
-			hint = "pass a session id that opencode knows (from run.finished.session_id)"
-		case events.ReasonNotConfigured:
-			if normalize.ContainsFold(s, "config file", "valid JSON", "Configuration is invalid") {
-				hint = "fix the config file the message names (opencode.json, or the file OPENCODE_CONFIG names), then rerun"
-			}
-		}
-		return events.NewError(r.Bin, r.Reason, hint, "%s", s)
+		return events.NewError(r.Bin, r.Reason, r.HintOr(hints, hintOther), "%s", s)
 	}
 	if normalize.IsNetworkError(s) {
 		return events.NewError(events.BinUnavailable, events.ReasonNetwork, hintNetwork, "%s", s)

@@ -137,6 +137,9 @@ func classifyRetried(text string) *events.Error {
 	return events.NewError(events.BinUnavailable, events.ReasonServer, hintServer, "%s", normalize.Shorten(text, 1000))
 }
 
+// hintOther is the hint of a failure no other hint fits.
+const hintOther = "read the message; run opencode by hand with --print-logs for details"
+
 // hints are OpenCode's hints by reason (hintFor).
 var hints = normalize.Hints{
 	events.ReasonAuth: hintAuth, events.ReasonQuota: hintQuota, events.ReasonRateLimit: hintRate,
@@ -146,7 +149,7 @@ var hints = normalize.Hints{
 
 // hintFor is the hint of a reason of OpenCode's failures.
 func hintFor(r events.Reason) string {
-	return hints.For(r, "read the message; run opencode by hand with --print-logs for details")
+	return hints.For(r, hintOther)
 }
 
 // logfmtValue returns the value of key in a logfmt line: a bare word, or a

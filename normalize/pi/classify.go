@@ -219,7 +219,7 @@ func noResult(end normalize.End) *events.Error {
 	for i := range setupErrors {
 		if line := lineWith(tail, setupErrors[i].Any...); line != "" {
 			r := &setupErrors[i]
-			return events.NewError(r.Bin, r.Reason, setupHint(r, line), "pi: %s", normalize.Shorten(line, 600))
+			return events.NewError(r.Bin, r.Reason, r.HintOr(hints, hintRequest), "pi: %s", normalize.Shorten(line, 600))
 		}
 	}
 	switch {
@@ -249,38 +249,24 @@ var setupErrors = []normalize.TextRule{
 	// is not valid JSON (testdata/pi/badconfig).
 	{Any: []string{"unknown provider"},
 		Bin: events.BinUnavailable, Reason: events.ReasonNotConfigured, Seen: "pi 0.73.1",
-		Example: `Error: Unknown provider "nope". Use --list-models to see available providers/models.`},
+		Example: `Error: Unknown provider "nope". Use --list-models to see available providers/models.`,
+		Hint:    "define the provider for pi: a built-in one with its API key variable, or a custom one in models.json under PI_CODING_AGENT_DIR (default ~/.pi/agent; pi ignores that file when it is not valid JSON); `pi --list-models` lists what pi knows"},
 	{Any: []string{"model not found", "no model matching", "unknown model", `model "`},
 		Bin: events.BinInvalidInput, Reason: events.ReasonBadModel, Seen: "pi 0.73.1",
 		Example: `Error: Model "x" not found for provider anthropic`},
 	{Any: []string{"no session found", "session file not found"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonBadSession, Seen: "pi 0.73.1",
-		Example: "No session found matching 'abc'"},
+		Example: "No session found matching 'abc'", Hint: hintSession},
 	// pi asks on stdin whether to fork a session of another directory; with
 	// no answer it exits 0 without one.
 	{Any: []string{"session found in different project"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonBadSession, Seen: "pi 0.73.1",
-		Example: "Session found in different project: /tmp/a"},
+		Example: "Session found in different project: /tmp/a",
+		Hint:    "resume with --cwd set to the directory the session was made in (pi keeps sessions per directory)"},
 	{Any: []string{"unknown option"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonBadRequest, Seen: "pi 0.73.1",
-		Example: "Error: Unknown option --frobnicate"},
-}
-
-// setupHint is the hint of a setup error's row.
-func setupHint(r *normalize.TextRule, line string) string {
-	switch {
-	case r.Reason == events.ReasonNotConfigured && normalize.ContainsFold(line, "unknown provider"):
-		return "define the provider for pi: a built-in one with its API key variable, or a custom one in models.json under PI_CODING_AGENT_DIR (default ~/.pi/agent; pi ignores that file when it is not valid JSON); `pi --list-models` lists what pi knows"
-	case r.Reason == events.ReasonNotConfigured:
-		return hintConfig
-	case r.Reason == events.ReasonBadModel:
-		return hintModel
-	case r.Reason == events.ReasonBadSession && normalize.ContainsFold(line, "different project"):
-		return "resume with --cwd set to the directory the session was made in (pi keeps sessions per directory)"
-	case r.Reason == events.ReasonBadSession:
-		return hintSession
-	}
-	return "hub passed pi an option it does not know; check the pi version (`hub agents`)"
+		Example: "Error: Unknown option --frobnicate",
+		Hint:    "hub passed pi an option it does not know; check the pi version (`hub agents`)"},
 }
 
 // lineWith returns the first line of s containing any of subs (ignoring
