@@ -15,6 +15,14 @@ cd "$(dirname "$0")/.."
 bash scripts/install-agents.sh
 go mod download
 
+# tmux: the terminal tests run hub in a real terminal (a tmux pane).
+if ! command -v tmux >/dev/null; then
+  echo "test: installing tmux (Debian package) for the terminal tests…" >&2
+  apt_get=(apt-get)
+  [[ $(id -u) -ne 0 ]] && apt_get=(sudo apt-get)
+  "${apt_get[@]}" update -qq && "${apt_get[@]}" install -y -qq tmux >/dev/null
+fi
+
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))
 if [[ -n $unformatted ]]; then
   echo "gofmt would change:" >&2

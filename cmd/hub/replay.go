@@ -110,7 +110,13 @@ func replayAction(c *cli.Context) error {
 	// replay is about to read more input (when it could block on a pipe),
 	// and at the end.
 	out := bufio.NewWriterSize(c.App.Writer, 64<<10)
-	sink, done := outputSink(output, false, out, c.App.ErrWriter)
+	// Text output is coloured as hub run's is; a replay takes no time to
+	// show a status line for, and its stdout is buffered, so a stderr line
+	// cannot know where the answer's line stands.
+	con := newConsole(c.App.Writer, c.App.ErrWriter, "auto", os.Getenv)
+	con.status, con.shared = false, false
+	sink, done, closeOut := outputSink(output, false, con, out, c.App.ErrWriter)
+	defer closeOut()
 	err = done(adapters.Replay(c.Context, req, flushFirst{in, out}, end, sink))
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		e := events.NewError(events.BinInternal, "", "check where hub's output goes", "writing the events: %v", ferr)

@@ -74,6 +74,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "apply", Usage: "after an ok sandboxed run, apply the change to the original: all or nothing, only if every path it touches is as it was when the sandbox was made (else invalid_input/conflict); with --confirm the diff is shown and a y asked first"},
 		&cli.StringFlag{Name: "diff-out", Usage: "write the sandboxed run's whole change to this file as a git-style diff (for git apply or hub apply): a new file, mode 0600, not redacted"},
 		&cli.BoolFlag{Name: "keep-sandbox", Usage: "keep the sandbox after the run, and say where (a sandbox_kept notice)"},
+		&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour in text output: auto (on when stderr is a terminal, off when NO_COLOR is set or TERM=dumb), always or never", EnvVars: []string{"HUB_COLOR"}},
 		&cli.IntFlag{Name: "max-line", Value: adapters.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
 	}
 }
@@ -170,9 +171,14 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	// and the summary (a wrapper that pipes stderr and never reads it).
 	giveUp, stopWatch := giveUpAfter(ctx, p.req.Limits.Timeout, p.req.Limits.GraceOrDefault())
 	defer stopWatch()
+	// What the terminal is, from the files themselves, before they are
+	// wrapped.
+	con := newConsole(stdout, stderr, p.color, os.Getenv)
 	stderr = &stallGuard{w: stderr, giveUp: giveUp}
-	sink, done := outputSink(p.output, p.req.Schema != nil, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
+	sink, done, closeOut := outputSink(p.output, p.req.Schema != nil, con, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
+	defer closeOut()
 	fin := adapters.Run(ctx, p.req, sink, opts...)
+	closeOut()
 	closed()
 	if rawLog != nil && rawLog.err != nil {
 		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)
@@ -184,19 +190,23 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 }
 
 // outputSink is the sink for --output (text, jsonl, json or answer; text
-// with structured prints the --schema value as the answer) and the function
-// to call with the run's result: it prints run.finished for json, one line
-// on stderr for a failed run in jsonl and json (the person reading a CI
-// log), and returns the exit error of a failed run.
-func outputSink(output string, structured bool, stdout, stderr io.Writer) (adapters.Sink, func(events.RunFinished) error) {
+// with structured prints the --schema value as the answer, and con says
+// whether it draws a status line and colours), the function to call with
+// the run's result: it prints run.finished for json, one line on stderr
+// for a failed run in jsonl and json (the person reading a CI log), and
+// returns the exit error of a failed run, and the function that stops text
+// output's status line once the run is over (safe to call twice).
+func outputSink(output string, structured bool, con console, stdout, stderr io.Writer) (adapters.Sink, func(events.RunFinished) error, func()) {
 	var sink adapters.Sink
+	closeOut := func() {}
 	switch output {
 	case "jsonl":
 		sink = events.NewEncoder(stdout).Encode
 	case "json", "answer":
 		sink = func(events.Event) error { return nil }
 	default:
-		sink = newTextPrinter(stdout, stderr, structured).print
+		tp := newTextPrinter(stdout, stderr, structured, con)
+		sink, closeOut = tp.print, tp.close
 	}
 	var last events.Event
 	keep := func(ev events.Event) error {
@@ -226,7 +236,7 @@ func outputSink(output string, structured bool, stdout, stderr io.Writer) (adapt
 		}
 		return exitError{fin.Error}
 	}
-	return keep, done
+	return keep, done, closeOut
 }
 
 // printAnswer writes an ok run's answer for --output answer: the

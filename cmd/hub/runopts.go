@@ -35,6 +35,7 @@ type runOptions struct {
 	Resume     string
 	Bin        string
 	Output     string // text, jsonl or json
+	Color      string // --color: auto, always or never
 	RawLog     string // --raw-log FILE, "" for none
 	PromptFile string
 	Prices     string // --prices FILE
@@ -82,6 +83,7 @@ func newRunOptions(c *cli.Context) runOptions {
 		Resume:        c.String("resume"),
 		Bin:           c.String("bin"),
 		Output:        c.String("output"),
+		Color:         c.String("color"),
 		RawLog:        c.String("raw-log"),
 		PromptFile:    c.String("prompt-file"),
 		Prices:        c.String("prices"),
@@ -144,6 +146,7 @@ type runPlan struct {
 	loadPrices bool   // the agent needs hub's price table (pricesFile on top)
 	pricesFile string // --prices
 	output     string
+	color      string // --color: auto, always or never
 	rawLog     string
 	schemaFile string // --schema, compiled by load
 	diffOut    string // --diff-out, opened by load
@@ -177,7 +180,10 @@ func (o runOptions) plan() (runPlan, error) {
 	default:
 		return runPlan{}, usagef("run: --output must be text, jsonl, json or answer, not %q", o.Output)
 	}
-	p := runPlan{output: o.Output, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema, diffOut: o.DiffOut}
+	if err := checkColor(o.Color); err != nil {
+		return runPlan{}, err
+	}
+	p := runPlan{output: o.Output, color: o.Color, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema, diffOut: o.DiffOut}
 	if p.prompt, err = o.promptSource(); err != nil {
 		return runPlan{}, err
 	}
@@ -369,7 +375,7 @@ func misplacedFlag(args []string, dashDash bool) error {
 func (o runOptions) swallowedFlag() error {
 	values := []struct{ flag, value string }{
 		{"agent", o.Agent}, {"model", o.Model}, {"cwd", o.Cwd}, {"resume", o.Resume}, {"bin", o.Bin},
-		{"output", o.Output}, {"raw-log", o.RawLog}, {"prompt-file", o.PromptFile}, {"prices", o.Prices},
+		{"output", o.Output}, {"color", o.Color}, {"raw-log", o.RawLog}, {"prompt-file", o.PromptFile}, {"prices", o.Prices},
 		{"permission", o.Permission}, {"auth", o.Auth}, {"schema", o.Schema}, {"sandbox", o.Sandbox}, {"diff-out", o.DiffOut},
 	}
 	for _, g := range o.Protect {

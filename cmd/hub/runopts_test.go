@@ -22,6 +22,7 @@ func defaultOptions() runOptions {
 	return runOptions{
 		Agent:         "opencode",
 		Output:        "text",
+		Color:         "auto",
 		Grace:         budget.DefaultGrace,
 		Linger:        budget.DefaultLinger,
 		Finalize:      budget.DefaultFinalize,
@@ -52,6 +53,7 @@ func defaultPlan() runPlan {
 			SchemaRetries: adapters.DefaultSchemaRetries,
 		},
 		output: "text",
+		color:  "auto",
 	}
 }
 
@@ -157,6 +159,8 @@ func TestPlan(t *testing.T) {
 			want: func(p *runPlan) { p.loadPrices, p.pricesFile = true, "p.json" }},
 		{name: "--raw-log", opts: func(o *runOptions) { o.RawLog = "raw.jsonl" }, want: func(p *runPlan) { p.rawLog = "raw.jsonl" }},
 		{name: "--no-fail-fast", opts: func(o *runOptions) { o.NoFailFast = true }, want: func(p *runPlan) { p.req.NoFailFast = true }},
+		{name: "--color never", opts: func(o *runOptions) { o.Color = "never" }, want: func(p *runPlan) { p.color = "never" }},
+		{name: "--color unknown", opts: func(o *runOptions) { o.Color = "yes" }, err: `--color must be auto, always or never, not "yes"`},
 	}
 	for _, tt := range tests {
 		o := defaultOptions()
