@@ -115,8 +115,8 @@ func replayAction(c *cli.Context) error {
 	// cannot know where the answer's line stands.
 	con := newConsole(c.App.Writer, c.App.ErrWriter, "auto", os.Getenv)
 	con.status, con.shared = false, false
-	sink, done, closeOut := outputSink(output, false, con, out, c.App.ErrWriter)
-	defer closeOut()
+	sink, done, text := outputSink(output, false, con, out, c.App.ErrWriter)
+	defer text.close()
 	err = done(adapters.Replay(c.Context, req, flushFirst{in, out}, end, sink))
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		e := events.NewError(events.BinInternal, "", "check where hub's output goes", "writing the events: %v", ferr)

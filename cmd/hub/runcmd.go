@@ -136,30 +136,6 @@ func runAction(kill <-chan struct{}) cli.ActionFunc {
 // execute runs p's request, printing its events on stdout and stderr as
 // --output says, and returns the run's exit error.
 func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stderr io.Writer) error {
-	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithConfirm(p.approval.check)}
-	var diffOut *errWriter
-	if f := p.diffOutFile; f != nil { // opened by load
-		defer f.Close()
-		diffOut = &errWriter{w: f}
-		opts = append(opts, adapters.WithDiff(func(diff []byte) { _, _ = diffOut.Write(diff) }))
-	}
-	if p.req.Apply && p.approval.confirm {
-		opts = append(opts, adapters.WithApprove(p.approval.approveChange))
-	}
-	var rawLog *errWriter
-	if f := p.rawLogFile; f != nil { // opened by load (openRawLog)
-		defer f.Close()
-		rawLog = &errWriter{w: f}
-		opts = append(opts, adapters.WithRawLog(rawLog))
-	}
-	// Every process hub starts runs below a guard that holds its tree. As a
-	// child subreaper hub also gets what escapes a guard (an agent or a
-	// version command that SIGKILLs its guard) and kills it, with the run
-	// and before exiting.
-	if err := adapters.BecomeSubreaper(); err == nil {
-		opts = append(opts, adapters.WithOrphans())
-		defer adapters.ReapOrphans()
-	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	closed := watchClosed(stdout, func() {
@@ -175,10 +151,41 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	// wrapped.
 	con := newConsole(stdout, stderr, p.color, os.Getenv)
 	stderr = &stallGuard{w: stderr, giveUp: giveUp}
-	sink, done, closeOut := outputSink(p.output, p.req.Schema != nil, con, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
-	defer closeOut()
+	sink, done, text := outputSink(p.output, p.req.Schema != nil, con, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
+	defer text.close()
+
+	// A question on the terminal (--confirm) is asked with the status
+	// line off.
+	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithConfirm(func(ctx context.Context, req adapters.Request, g adapters.Grant) error {
+		return text.quiet(func() error { return p.approval.check(ctx, req, g) })
+	})}
+	var diffOut *errWriter
+	if f := p.diffOutFile; f != nil { // opened by load
+		defer f.Close()
+		diffOut = &errWriter{w: f}
+		opts = append(opts, adapters.WithDiff(func(diff []byte) { _, _ = diffOut.Write(diff) }))
+	}
+	if p.req.Apply && p.approval.confirm {
+		opts = append(opts, adapters.WithApprove(func(ctx context.Context, diff []byte, files []events.FileChanged) error {
+			return text.quiet(func() error { return p.approval.approveChange(ctx, diff, files) })
+		}))
+	}
+	var rawLog *errWriter
+	if f := p.rawLogFile; f != nil { // opened by load (openRawLog)
+		defer f.Close()
+		rawLog = &errWriter{w: f}
+		opts = append(opts, adapters.WithRawLog(rawLog))
+	}
+	// Every process hub starts runs below a guard that holds its tree. As a
+	// child subreaper hub also gets what escapes a guard (an agent or a
+	// version command that SIGKILLs its guard) and kills it, with the run
+	// and before exiting.
+	if err := adapters.BecomeSubreaper(); err == nil {
+		opts = append(opts, adapters.WithOrphans())
+		defer adapters.ReapOrphans()
+	}
 	fin := adapters.Run(ctx, p.req, sink, opts...)
-	closeOut()
+	text.close()
 	closed()
 	if rawLog != nil && rawLog.err != nil {
 		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)
@@ -194,19 +201,19 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 // whether it draws a status line and colours), the function to call with
 // the run's result: it prints run.finished for json, one line on stderr
 // for a failed run in jsonl and json (the person reading a CI log), and
-// returns the exit error of a failed run, and the function that stops text
-// output's status line once the run is over (safe to call twice).
-func outputSink(output string, structured bool, con console, stdout, stderr io.Writer) (adapters.Sink, func(events.RunFinished) error, func()) {
+// returns the exit error of a failed run, and text output's printer (nil
+// for the other outputs; its close and quiet take a nil printer).
+func outputSink(output string, structured bool, con console, stdout, stderr io.Writer) (adapters.Sink, func(events.RunFinished) error, *textPrinter) {
 	var sink adapters.Sink
-	closeOut := func() {}
+	var tp *textPrinter
 	switch output {
 	case "jsonl":
 		sink = events.NewEncoder(stdout).Encode
 	case "json", "answer":
 		sink = func(events.Event) error { return nil }
 	default:
-		tp := newTextPrinter(stdout, stderr, structured, con)
-		sink, closeOut = tp.print, tp.close
+		tp = newTextPrinter(stdout, stderr, structured, con)
+		sink = tp.print
 	}
 	var last events.Event
 	keep := func(ev events.Event) error {
@@ -236,7 +243,7 @@ func outputSink(output string, structured bool, con console, stdout, stderr io.W
 		}
 		return exitError{fin.Error}
 	}
-	return keep, done, closeOut
+	return keep, done, tp
 }
 
 // printAnswer writes an ok run's answer for --output answer: the

@@ -51,6 +51,7 @@ type textPrinter struct {
 
 	status *liveStatus // nil: no status line
 	drawn  bool        // the status line is on the screen
+	held   int         // questions being asked (quiet): no status line
 	frame  int
 	stop   chan struct{}
 	done   chan struct{}
@@ -93,9 +94,9 @@ func (p *textPrinter) redraw() {
 }
 
 // close clears the status line and stops its redraws. It blocks until the
-// redrawing goroutine is gone; safe to call twice.
+// redrawing goroutine is gone; safe to call twice, and on a nil printer.
 func (p *textPrinter) close() {
-	if p.stop == nil {
+	if p == nil || p.stop == nil {
 		return
 	}
 	p.mu.Lock()
@@ -110,10 +111,29 @@ func (p *textPrinter) close() {
 	<-p.done
 }
 
+// quiet runs f, a question on the terminal, with the status line cleared
+// and not redrawn until f returns; events printed meanwhile still are.
+// On a nil printer it just runs f.
+func (p *textPrinter) quiet(f func() error) error {
+	if p == nil {
+		return f()
+	}
+	p.mu.Lock()
+	p.held++
+	p.clearStatus()
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.held--
+		p.mu.Unlock()
+	}()
+	return f()
+}
+
 // draw puts the status line on the screen, unless a line of the answer is
-// open there.
+// open there or a question is being asked (quiet).
 func (p *textPrinter) draw() {
-	if p.status == nil || p.midLine {
+	if p.status == nil || p.midLine || p.held > 0 {
 		return
 	}
 	line := p.status.line(p.now(), p.frame, p.con.width())

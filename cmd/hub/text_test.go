@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -276,4 +277,41 @@ func TestTextColor(t *testing.T) {
 			t.Errorf("color off: escape byte in %q", s)
 		}
 	}
+}
+
+// TestTextQuiet: while hub asks a question on the terminal (--confirm),
+// the status line is cleared and not redrawn; it comes back after.
+func TestTextQuiet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var both syncBuf
+		p := newTextPrinter(&both, &both, false, console{status: true, shared: true, width: func() int { return 80 }})
+		defer p.close()
+		time.Sleep(statusEvery)
+		synctest.Wait()
+		var during, before string
+		err := p.quiet(func() error {
+			before = both.String()
+			n := len(before)
+			time.Sleep(8 * statusEvery)
+			synctest.Wait()
+			during = both.String()[n:]
+			return errors.New("refused")
+		})
+		if err == nil || err.Error() != "refused" {
+			t.Errorf("quiet(f) = %v, want f's error", err)
+		}
+		if !strings.HasSuffix(before, "\r\x1b[2K⠙ 0s · 0 tokens\r\x1b[2K") || during != "" {
+			t.Errorf("before asking: %q, while asking: %q; want the status line cleared, then nothing", before, during)
+		}
+		time.Sleep(statusEvery)
+		synctest.Wait()
+		if s := both.String(); !strings.HasSuffix(s, "\r\x1b[2K⠋ 2s · 0 tokens") {
+			t.Errorf("after the question: %q, want the status line back", s)
+		}
+		var nilPrinter *textPrinter
+		if err := nilPrinter.quiet(func() error { return nil }); err != nil {
+			t.Errorf("nil printer: quiet = %v", err)
+		}
+		nilPrinter.close()
+	})
 }
