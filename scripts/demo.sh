@@ -1,22 +1,34 @@
 #!/usr/bin/env bash
-# The main job, offline: builds hub, installs the pinned OpenCode CLI, starts
-# hub's mock model server on 127.0.0.1, and runs the real OpenCode through
-# `hub run` — for people (text) under the default read-only grant, twice
-# under --permission workspace-write (a write inside --cwd lands on the
-# disk, one outside it does not), for programs (jsonl), and against a
-# provider that rejects the API key, to show an error bin.
+# The main job, offline: builds hub, installs the pinned agent CLIs, starts
+# hub's mock model server on 127.0.0.1, and runs each real CLI (Claude
+# Code, Codex, OpenCode, pi) through `hub run`: a plain answer and a tool
+# call (a read in --cwd under the default read-only grant). Then OpenCode
+# alone: a read outside --cwd denied, two writes under --permission
+# workspace-write (one inside --cwd lands on the disk, one outside it does
+# not), a sandboxed write kept as a diff and applied with `hub apply`, a
+# structured answer repaired, the events for programs (jsonl), and a
+# provider that rejects the API key, to show an error bin. It fails (exit
+# 1) when a run does not give what it shows. About 2 minutes once the CLIs are
+# installed (most of it OpenCode's start-up, 6-10 s a run).
 #
 #   bash scripts/demo.sh
+#
+# Each CLI is pointed at the mock server by scripts/mock-env.sh, the same
+# settings as the real-CLI tests (adapters/<agent>/real_test.go; its
+# TestMockEnvScript keeps the two the same).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+source scripts/step.sh
 
-mkdir -p bin
-go build -o bin/hub ./cmd/hub
-go build -o bin/mockllm ./cmd/mockllm
-bash scripts/install-agents.sh opencode >/dev/null
+step demo "downloading Go modules" go mod download
+step demo "building hub and mockllm" go build -o bin/ ./cmd/hub ./cmd/mockllm
+bash scripts/install-agents.sh >/dev/null
+export PATH="$root/.tools/npm/node_modules/.bin:$PATH"
 
-work=$(mktemp -d)
+# Not under /tmp: Codex will not make its helper binaries in a CODEX_HOME
+# there, and says so in a warning.
+work=$(mktemp -d /var/tmp/hub-demo.XXXXXX 2>/dev/null || mktemp -d)
 mock_pid=
 cleanup() {
   [[ -n $mock_pid ]] && kill "$mock_pid" 2>/dev/null && wait "$mock_pid" 2>/dev/null
@@ -24,49 +36,79 @@ cleanup() {
 }
 trap cleanup EXIT
 
+fail() { echo "demo: FAILED: $*" >&2; exit 1; }
+
 # Start the mock model server; it prints MOCKLLM_URL=… once it listens.
 coproc MOCK { exec bin/mockllm; }
 mock_pid=$MOCK_PID
-read -r -t 10 line <&"${MOCK[0]}" || { echo "demo: mock server did not start" >&2; exit 1; }
+read -r -t 10 line <&"${MOCK[0]}" || fail "the mock server did not start"
 url=${line#MOCKLLM_URL=}
 echo "demo: mock model server at $url"
 
-# A private home for OpenCode, and a config naming the mock provider
-# (prices in USD per million tokens, so that cost is reported).
-export HOME=$work/home XDG_CONFIG_HOME=$work/xdg/config XDG_DATA_HOME=$work/xdg/data \
-  XDG_CACHE_HOME=$work/xdg/cache XDG_STATE_HOME=$work/xdg/state
-mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME" "$work/project"
-cat >"$work/opencode.json" <<JSON
-{"autoupdate": false, "share": "disabled",
- "model": "mock/mock-model", "small_model": "mock/mock-model",
- "provider": {"mock": {"npm": "@ai-sdk/openai-compatible",
-   "options": {"baseURL": "$url/v1", "apiKey": "x"},
-   "models": {"mock-model": {"tool_call": true,
-     "cost": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75},
-     "limit": {"context": 128000, "output": 8192}}}}}}
-JSON
-export OPENCODE_CONFIG=$work/opencode.json OPENCODE_DISABLE_MODELS_FETCH=1
-export PATH="$root/.tools/npm/node_modules/.bin:$PATH"
+mkdir -p "$work/project"
+echo "the notes of the demo project" >"$work/project/notes.txt"
+notes=$work/project/notes.txt
+out=$work/stdout
 
+# run AGENT WANT FLAGS… PROMPT: hub run on AGENT, its answer (stdout) and
+# its tool calls and summary (stderr) shown as they come and kept in $out;
+# fails unless hub exits 0 and the answer contains WANT.
+run() {
+  local agent=$1 want=$2
+  shift 2
+  "${hub[@]}" --agent "$agent" "$@" 2>&1 | tee "$out" || fail "hub run --agent $agent exited $?"
+  grep -qF -- "$want" "$out" || fail "$agent's answer does not contain '$want'"
+  grep -q '^── ok' "$out" || fail "$agent's run did not end ok"
+}
+
+# The tool call each CLI's model makes to read the notes: its own read tool
+# and argument names (Codex has a shell tool only).
+declare -A read_call=(
+  [claude]="Read {\"file_path\":\"$notes\"}"
+  [codex]="exec_command {\"cmd\":\"cat $notes\"}"
+  [opencode]="read {\"filePath\":\"$notes\"}"
+  [pi]="read {\"path\":\"$notes\"}"
+)
+
+for agent in claude codex opencode pi; do
+  # Each agent in a subshell of its own: a private HOME and XDG dirs, and
+  # only its own settings.
+  (
+    eval "$(bash scripts/mock-env.sh "$agent" "$url" "$work/$agent")"
+    hub=(bin/hub run --cwd "$work/project" --timeout 2m --idle-timeout 60s)
+    [[ $agent == opencode || $agent == pi ]] && hub+=(--model mock/mock-model)
+    echo
+    echo "\$ hub run --agent $agent --output text \"Say hello. MOCK_TEXT\""
+    run "$agent" "Hello from the mock model." --output text "Say hello. MOCK_TEXT"
+    echo
+    echo "\$ hub run --agent $agent --output text 'Read the notes. MOCK_CALL ${read_call[$agent]//$work\//…/}'"
+    run "$agent" "the notes of the demo project" --output text "Read the notes. MOCK_CALL ${read_call[$agent]}"
+  )
+done
+
+# OpenCode from here on.
+eval "$(bash scripts/mock-env.sh opencode "$url" "$work/opencode")"
 hub=(bin/hub run --agent opencode --model mock/mock-model --cwd "$work/project" --timeout 2m --idle-timeout 60s)
 
 echo
 echo "\$ hub run --agent opencode --output text \"Check the shell works, then report. MOCK_TOOL\""
 echo "  (the default --permission read-only: the shell is not offered, and a read outside --cwd is denied)"
-"${hub[@]}" --output text "Check the shell works, then report. MOCK_TOOL"
+"${hub[@]}" --output text "Check the shell works, then report. MOCK_TOOL" 2>&1 | tee "$out"
+grep -q "^← read denied" "$out" || fail "the read outside --cwd was not denied"
 
-notes=$work/project/notes.txt outside=$work/outside.txt
+written=$work/project/written.txt outside=$work/outside.txt
 echo
-echo "\$ hub run --agent opencode --permission workspace-write --output text \"… MOCK_CALL write {\\\"filePath\\\":\\\"$notes\\\", …}\""
-"${hub[@]}" --permission workspace-write --output text "Write the notes. MOCK_CALL write {\"filePath\":\"$notes\",\"content\":\"written by the agent\"}"
-echo "demo: $notes holds: $(cat "$notes")"
+echo "\$ hub run --agent opencode --permission workspace-write --output text \"… MOCK_CALL write {\\\"filePath\\\":\\\"$written\\\", …}\""
+"${hub[@]}" --permission workspace-write --output text "Write the notes. MOCK_CALL write {\"filePath\":\"$written\",\"content\":\"written by the agent\"}"
+[[ $(cat "$written" 2>/dev/null) == "written by the agent" ]] || fail "$written was not written"
+echo "demo: $written holds: $(cat "$written")"
 echo
 echo "\$ hub run --agent opencode --permission workspace-write --output text \"… MOCK_CALL write {\\\"filePath\\\":\\\"$outside\\\", …}\""
 status=0
 "${hub[@]}" --permission workspace-write --output text "Write outside. MOCK_CALL write {\"filePath\":\"$outside\",\"content\":\"x\"}" || status=$?
-if [[ -e $outside ]]; then echo "demo: $outside was written: the grant did not hold" >&2; exit 1; fi
+[[ ! -e $outside ]] || fail "$outside was written: the grant did not hold"
 echo "demo: hub exited $status (6 = permission_denied), and $outside was not written"
-[[ $status -eq 6 ]]
+[[ $status -eq 6 ]] || fail "hub exited $status, want 6"
 
 echo
 echo "\$ hub run --agent opencode --sandbox copy --permission workspace-write --diff-out change.diff \"… MOCK_CALL write {\\\"filePath\\\":\\\"plan.md\\\", …}\""
@@ -74,11 +116,13 @@ echo "  (the agent works in a copy: the change is reported and saved as a diff, 
 diff_file=$work/change.diff
 "${hub[@]}" --sandbox copy --permission workspace-write --diff-out "$diff_file" --output text \
   "Write the plan. MOCK_CALL write {\"filePath\":\"plan.md\",\"content\":\"1. read the code\\n2. fix the test\\n\"}"
-if [[ -e $work/project/plan.md ]]; then echo "demo: the sandboxed write reached the original" >&2; exit 1; fi
+[[ ! -e $work/project/plan.md ]] || fail "the sandboxed write reached the original"
+grep -q '^+1. read the code' "$diff_file" || fail "$diff_file does not hold the change"
 cat "$diff_file"
 echo
 echo "\$ hub apply --cwd project change.diff"
 bin/hub apply --cwd "$work/project" "$diff_file"
+[[ $(head -1 "$work/project/plan.md") == "1. read the code" ]] || fail "hub apply did not write plan.md"
 echo "demo: $work/project/plan.md now holds: $(head -1 "$work/project/plan.md") …"
 
 schema=$work/review.json
@@ -92,15 +136,18 @@ echo "  (the first answer is out of range: hub resumes the session once with wha
 answer=$("${hub[@]}" --schema "$schema" --output answer \
   "Review it. MOCK_ANSWER {\"verdict\":\"approve\",\"score\":11} MOCK_THEN {\"verdict\":\"approve\",\"score\":7}")
 echo "$answer"
-[[ $answer == '{"verdict":"approve","score":7}' ]]
+[[ $answer == '{"verdict":"approve","score":7}' ]] || fail "the answer is not the corrected one"
 
 echo
 echo "\$ hub run --agent opencode --output jsonl \"Say hello. MOCK_TEXT\""
-"${hub[@]}" --output jsonl "Say hello. MOCK_TEXT"
+"${hub[@]}" --output jsonl "Say hello. MOCK_TEXT" | tee "$out"
+tail -1 "$out" | grep -q '"type":"run.finished".*"ok":true' || fail "the last event is not an ok run.finished"
 
 echo
 echo "\$ hub run --agent opencode --output json \"This provider rejects the key. MOCK_401\""
 status=0
 "${hub[@]}" --output json "This provider rejects the key. MOCK_401" || status=$?
 echo "demo: hub exited $status (7 = unavailable: the bin for auth, rate limits and outages)"
-[[ $status -eq 7 ]]
+[[ $status -eq 7 ]] || fail "hub exited $status, want 7"
+echo
+echo "demo: all runs gave what they show"

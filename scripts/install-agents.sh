@@ -18,6 +18,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+source "$root/scripts/step.sh"
 
 # agent name → npm package@version: the newest version hub's tests run on
 # (adapters.Info.TestedVersion). Versions read from the npm registry on
@@ -84,8 +85,10 @@ for agent in "${want[@]}"; do
     echo "install-agents: $agent $version already in $prefix"
     continue
   fi
-  echo "install-agents: installing $spec into $prefix"
-  npm install --prefix "$prefix" --no-package-lock --save-exact --no-audit --no-fund --loglevel=error "$spec"
+  # npm prints nothing but errors, and its spinner when stderr is a
+  # terminal: step says what is being installed and how long it took.
+  step install-agents "installing ${pkg##*/} $version (npm) into $prefix" \
+    npm install --prefix "$prefix" --no-package-lock --save-exact --no-audit --no-fund --loglevel=error --progress "$spec"
   "$prefix/node_modules/.bin/$agent" --version >/dev/null 2>&1 || {
     echo "install-agents: $agent installed but '$agent --version' fails" >&2; exit 1; }
 done

@@ -11,9 +11,10 @@
 #   bash scripts/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/step.sh
 
 bash scripts/install-agents.sh
-go mod download
+step test "downloading Go modules" go mod download
 
 # tmux: the terminal tests run hub in a real terminal (a tmux pane).
 if ! command -v tmux >/dev/null; then
@@ -29,7 +30,7 @@ if [[ -n $unformatted ]]; then
   echo "$unformatted" >&2
   exit 1
 fi
-go vet ./...
+step test "go vet (compiles every package)" go vet ./...
 
 # Real-CLI tests must not skip here: the binaries were just installed.
 export HUB_REQUIRE_REAL_CLIS=1

@@ -1,0 +1,15 @@
+package opencode_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/adapters/adaptertest"
+)
+
+// TestMockEnvScript: scripts/mock-env.sh, which scripts/demo.sh and README's
+// by-hand commands use, points the CLI at the mock server as agent.Configure
+// does.
+func TestMockEnvScript(t *testing.T) {
+	t.Parallel()
+	adaptertest.CheckMockEnv(t, agent)
+}
