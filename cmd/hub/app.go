@@ -107,6 +107,7 @@ func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cl
 			applyCommand(),
 			replayCommand(),
 			agentsCommand(),
+			configCommand(),
 			schemaCommand(),
 			versionCommand(),
 		},

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HUB_TEST_AS_HUB") == "1" {
 		os.Exit(runMain())
 	}
+	// No user's config.toml changes what the tests run (and their hub
+	// processes): /dev/null is an empty file. Config tests set their own.
+	os.Setenv("HUB_CONFIG", os.DevNull)
 	os.Exit(m.Run())
 }
 

@@ -109,7 +109,11 @@ func fileExists(p string) bool {
 // runAction is hub run: options from the flags, a checked plan, then the run.
 func runAction(kill <-chan struct{}) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		p, err := newRunOptions(c).plan()
+		o, err := configuredRunOptions(c) // the flags, with config.toml's defaults
+		if err != nil {
+			return err
+		}
+		p, err := o.plan()
 		if err != nil {
 			return err
 		}
