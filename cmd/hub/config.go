@@ -103,6 +103,12 @@ var fileChecks = map[string]func(config.Value) error{
 		}
 		return fmt.Errorf("must be text, jsonl, json or answer, not %q", v.Any)
 	},
+	"color": func(v config.Value) error {
+		if m := v.Any.(string); m == "" || checkColor(m) != nil {
+			return fmt.Errorf("must be auto, always or never, not %q", m)
+		}
+		return nil
+	},
 	"env": func(v config.Value) error {
 		for _, kv := range v.Any.([]string) {
 			if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {

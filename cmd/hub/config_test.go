@@ -154,6 +154,7 @@ func TestConfigBadFile(t *testing.T) {
 		{"[agents.gemini]\nmodel = \"x\"\n", ":1: agents.gemini: no agent \"gemini\""},
 		{"max-cost = \"0.5\"\n", ":1: max-cost: want a number, got a string"},
 		{"output = \"xml\"\n", ":1: output: must be text, jsonl, json or answer"},
+		{"color = \"yes\"\n", ":1: color: must be auto, always or never, not \"yes\""},
 		{"yes = true\n", ":1: yes: not taken from the config file: --yes is the explicit approval of one run"},
 		{"timeout = \n", ":1: timeout: expected value"},
 	}
