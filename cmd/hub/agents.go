@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +29,35 @@ type agentStatus struct {
 	Message       string `json:"message"`
 	Hint          string `json:"hint"`
 	// Permissions says how the agent is held to each --permission level.
-	Permissions []adapters.Grant `json:"permissions"`
+	Permissions []adapters.Grant `json:"permissions,omitempty"`
+
+	err *events.Error // Detect's error, nil when ok or not an *events.Error
+}
+
+// detectAgent is ad's row of `hub agents`: it runs ad.Detect(ctx, bin)
+// (bin "" for the agent's default name in PATH), which blocks until the
+// version command has exited or been killed with its processes (ctx's
+// deadline, or the agent's own probe timeout). hub doctor builds on it.
+func detectAgent(ctx context.Context, ad adapters.Adapter, bin string) agentStatus {
+	info := ad.Info()
+	row := agentStatus{Name: ad.Name(), MinVersion: info.MinVersion, TestedVersion: info.TestedVersion, Status: "ok", Hint: info.InstallHint, Permissions: grants(info)}
+	inst, err := ad.Detect(ctx, bin)
+	row.Path, row.Version = inst.Path, inst.Version
+	row.Installed = inst.Path != ""
+	var he *events.Error
+	if errors.As(err, &he) {
+		row.Status, row.Message, row.Hint = string(he.Bin), he.Message, he.Hint
+	} else if err != nil {
+		row.Status, row.Message = string(events.BinInternal), err.Error()
+	} else {
+		row.Hint = ""
+	}
+	if err == nil && info.NewerThanTested(inst.Version) {
+		row.Warning = fmt.Sprintf("version %s is newer than the newest hub was tested on (%s): it should work (events and fields hub does not know become notices); if a run goes wrong, pin %s@%s",
+			inst.Version, info.TestedVersion, info.Package, info.TestedVersion)
+	}
+	row.err = he
+	return row
 }
 
 func agentsCommand() *cli.Command {
@@ -49,24 +78,7 @@ func agentsCommand() *cli.Command {
 			var rows []agentStatus
 			for _, name := range adapters.Names() {
 				ad, _ := adapters.Lookup(name)
-				info := ad.Info()
-				row := agentStatus{Name: name, MinVersion: info.MinVersion, TestedVersion: info.TestedVersion, Status: "ok", Hint: info.InstallHint, Permissions: grants(info)}
-				inst, err := ad.Detect(c.Context, "")
-				row.Path, row.Version = inst.Path, inst.Version
-				row.Installed = inst.Path != ""
-				var he *events.Error
-				if errors.As(err, &he) {
-					row.Status, row.Message, row.Hint = string(he.Bin), he.Message, he.Hint
-				} else if err != nil {
-					row.Status, row.Message = string(events.BinInternal), err.Error()
-				} else {
-					row.Hint = ""
-				}
-				if err == nil && info.NewerThanTested(inst.Version) {
-					row.Warning = fmt.Sprintf("version %s is newer than the newest hub was tested on (%s): it should work (events and fields hub does not know become notices); if a run goes wrong, pin %s@%s",
-						inst.Version, info.TestedVersion, info.Package, info.TestedVersion)
-				}
-				rows = append(rows, row)
+				rows = append(rows, detectAgent(c.Context, ad, ""))
 			}
 			if c.Bool("json") {
 				enc := json.NewEncoder(c.App.Writer)

@@ -50,7 +50,7 @@ func run(ctx context.Context, kill <-chan struct{}, args []string, stdin io.Read
 		}
 	}()
 	app := newApp(kill, stdin, stdout, stderr)
-	err := app.RunContext(ctx, args)
+	err := helpTopicError(app, app.RunContext(ctx, args))
 	code = exitCode(err)
 	if err != nil && code == exitUsage {
 		fmt.Fprintf(stderr, "hub: %v\n", err)
@@ -65,9 +65,12 @@ func run(ctx context.Context, kill <-chan struct{}, args []string, stdin io.Read
 func exitCode(err error) int {
 	var ee exitError
 	var ue usageError
+	var se statusError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &se):
+		return se.code
 	case errors.As(err, &ee):
 		return ee.err.Bin.ExitCode()
 	case errors.As(err, &ue):
@@ -83,9 +86,12 @@ func exitCode(err error) int {
 	}
 }
 
+// isExitError reports whether err's message has been told already: a
+// run's bin (on its output) or a command's own exit status.
 func isExitError(err error) bool {
 	var ee exitError
-	return errors.As(err, &ee)
+	var se statusError
+	return errors.As(err, &ee) || errors.As(err, &se)
 }
 
 func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
@@ -99,6 +105,13 @@ func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cl
 		// skip the deferred kill of the agent's process group.
 		ExitErrHandler:  func(*cli.Context, error) {},
 		HideHelpCommand: false,
+		// hub --version; hub alone prints the help; hub NAME for no command
+		// NAME is a usage error (appAction).
+		Flags:                 []cli.Flag{&cli.BoolFlag{Name: "version", Usage: "print hub's version, as hub version does"}},
+		Action:                appAction,
+		CustomAppHelpTemplate: appHelpTemplate(),
+		// hub completion bash|zsh|fish: the scripts ask hub for the words.
+		EnableBashCompletion: true,
 		// A repeatable flag takes each value whole: urfave/cli would split
 		// --env 'K={"a":1,"b":2}' at the comma.
 		DisableSliceFlagSeparator: true,
@@ -107,8 +120,10 @@ func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cl
 			applyCommand(),
 			replayCommand(),
 			agentsCommand(),
+			doctorCommand(),
 			configCommand(),
 			schemaCommand(),
+			completionCommand(),
 			versionCommand(),
 		},
 		OnUsageError: usageErr,
@@ -139,8 +154,7 @@ func versionCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().Slice())
 			}
-			fmt.Fprintf(c.App.Writer, "hub %s (schema hub.event/v%d)\n", hubVersion(), events.Version)
-			return nil
+			return printVersion(c.App.Writer)
 		},
 	}
 }

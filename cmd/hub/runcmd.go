@@ -33,6 +33,8 @@ func runCommand(kill <-chan struct{}) *cli.Command {
 		HideHelpCommand: true,
 		Action:          runAction(kill),
 		OnUsageError:    usageErr,
+		// EXAMPLES and EXIT STATUS sections (conventions.go).
+		CustomHelpTemplate: runHelpTemplate(),
 	}
 }
 
@@ -80,9 +82,11 @@ func runFlags() []cli.Flag {
 }
 
 // usageErr turns a flag parsing error into a usage error (exit 2) without
-// printing help on stdout, where a jsonl consumer reads.
+// printing help on stdout, where a jsonl consumer reads. Flags are named
+// as typed (--timeout) and a duration without a unit says to add one
+// (flagMessage).
 func usageErr(c *cli.Context, err error, _ bool) error {
-	msg := err.Error()
+	msg := flagMessage(c, err)
 	if c.Command != nil && c.Command.Name == "run" && strings.Contains(msg, "flag provided but not defined") {
 		msg += " (flags go before the prompt; put a prompt that starts with - after --)"
 	}
