@@ -39,8 +39,10 @@ Which agents are checked (decide the exit status):
                       an agent that is not installed is reported but is no failure
                       (install the ones you use; name one to require it),
                       unless no agent at all can run.
-Exit status: 0 when every checked agent can run, 1 when one cannot (or none can, or
-HUB_AGENT names no agent), 2 for a usage error, 130 when interrupted.`
+HUB_BIN is the binary of HUB_AGENT's agent, as in hub run.
+Exit status: 0 when every checked agent can run, 1 when one cannot (or none can,
+HUB_AGENT names no agent, or HUB_BIN is set without HUB_AGENT), 2 for a usage error,
+130 when interrupted.`
 
 // doctorOptions are hub doctor's flags and arguments.
 type doctorOptions struct {
@@ -287,7 +289,7 @@ func (r doctorReport) print(w io.Writer, asJSON bool) error {
 			fmt.Fprintf(&b, "  version:  %s (%s; needs %s or newer, tested up to %s)\n",
 				dash(a.Version), strings.ReplaceAll(a.VersionCheck, "_", " "), a.MinVersion, dash(a.TestedVersion))
 			if a.Starts {
-				fmt.Fprintf(&b, "  starts:   yes (%.1fs)\n", a.StartSeconds)
+				fmt.Fprintf(&b, "  starts:   yes (%.1fs; limit %s)\n", a.StartSeconds, time.Duration(r.VersionTimeoutSeconds*float64(time.Second)))
 			} else {
 				fmt.Fprintf(&b, "  starts:   no: %s\n", a.Message)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -248,5 +249,18 @@ func TestDoctorRealCLIs(t *testing.T) {
 			t.Errorf("%s = %+v, want found, starting and usable at its pinned version %s", name, a, tested(name))
 		}
 		t.Logf("%s %s: --version took %.2fs", name, a.Version, a.StartSeconds)
+	}
+}
+
+// TestDoctorCancelled checks that an interrupted hub doctor exits as
+// cancelled (130), having stopped what it started.
+func TestDoctorCancelled(t *testing.T) {
+	dir := doctorFakes(t, map[string]string{"claude": "echo '" + tested("claude") + " (Claude Code)'"})
+	t.Setenv("PATH", dir)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out, errOut strings.Builder
+	if code := run(ctx, nil, []string{"hub", "doctor"}, strings.NewReader(""), &out, &errOut); code != 130 {
+		t.Errorf("hub doctor, cancelled = exit %d (stdout %q, stderr %q), want 130", code, out.String(), errOut.String())
 	}
 }
