@@ -15,6 +15,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/config"
 )
 
 // defaultVersionTimeout bounds each agent's `--version` in hub doctor:
@@ -51,6 +52,10 @@ type doctorOptions struct {
 	VersionTimeout time.Duration // --version-timeout: bound of each --version (> 0)
 	EnvAgent       string        // HUB_AGENT
 	EnvBin         string        // HUB_BIN: the binary of HUB_AGENT's agent
+	// Config is the config file (nil: none); ConfigErr is why it could
+	// not be read, a problem of the report (every run would refuse it).
+	Config    *config.File
+	ConfigErr error
 }
 
 // doctorAgent is one agent's line of hub doctor: the row of hub agents
@@ -80,10 +85,14 @@ type doctorAgent struct {
 
 // doctorReport is hub doctor's result, as --json prints it.
 type doctorReport struct {
-	OK                    bool          `json:"ok"` // every checked agent is usable, and no problem
-	VersionTimeoutSeconds float64       `json:"version_timeout_seconds"`
-	Agents                []doctorAgent `json:"agents"` // every agent, in adapters.Names order
-	Problems              []string      `json:"problems"`
+	OK                    bool    `json:"ok"` // every checked agent is usable, and no problem
+	VersionTimeoutSeconds float64 `json:"version_timeout_seconds"`
+	// ConfigFile is the config file hub reads ("" when there is none:
+	// ConfigFound false names the default path looked at).
+	ConfigFile  string        `json:"config_file"`
+	ConfigFound bool          `json:"config_found"`
+	Agents      []doctorAgent `json:"agents"` // every agent, in adapters.Names order
+	Problems    []string      `json:"problems"`
 }
 
 func doctorCommand() *cli.Command {
@@ -105,6 +114,7 @@ func doctorCommand() *cli.Command {
 				EnvAgent:       os.Getenv("HUB_AGENT"),
 				EnvBin:         os.Getenv("HUB_BIN"),
 			}
+			o.Config, o.ConfigErr = loadConfig()
 			if err := o.check(); err != nil {
 				return err
 			}
@@ -151,6 +161,12 @@ func (o doctorOptions) diagnose(ctx context.Context) doctorReport {
 	} else if o.EnvBin != "" {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("HUB_BIN=%s is set but HUB_AGENT is not: hub run would start it as whichever --agent is given; set HUB_AGENT too, or pass --bin to hub run", o.EnvBin))
 	}
+	if o.Config != nil {
+		rep.ConfigFile, rep.ConfigFound = o.Config.Path, o.Config.Found
+	}
+	if o.ConfigErr != nil {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%v: every hub run refuses it; fix the file (or set HUB_CONFIG to another)", o.ConfigErr))
+	}
 	names := adapters.Names()
 	usable := 0
 	for _, name := range names {
@@ -179,13 +195,15 @@ func (o doctorOptions) diagnose(ctx context.Context) doctorReport {
 // agents does) with o.VersionTimeout as its deadline.
 func (o doctorOptions) diagnoseAgent(ctx context.Context, name string) doctorAgent {
 	ad, _ := adapters.Lookup(name)
-	a := doctorAgent{Config: agentConfigSummary(name)}
+	a := doctorAgent{Config: o.agentConfigSummary(name)}
 	a.Bin, a.BinFrom = o.agentBin(name)
 	switch {
 	case slices.Contains(o.Names, name):
 		a.Checked, a.Because = true, "named"
 	case len(o.Names) == 0 && o.EnvAgent == name:
 		a.Checked, a.Because = true, "HUB_AGENT"
+	case len(o.Names) == 0 && o.Config.Agent(name) != nil:
+		a.Checked, a.Because = true, "config"
 	}
 	pctx, cancel := context.WithTimeout(ctx, o.VersionTimeout)
 	start := time.Now()
@@ -227,23 +245,38 @@ func (o doctorOptions) diagnoseAgent(ctx context.Context, name string) doctorAge
 
 // agentBin is the binary hub run would start for the agent name when no
 // --bin is given, and where that comes from: HUB_BIN when HUB_AGENT is
-// name; else "" (the agent's default name in PATH).
-//
-// Integration hook: a config file's [agents.NAME] bin goes here, after
-// HUB_BIN (SPEC §6: flags, then HUB_*, then the file).
+// name, else the config file's bin (the agent's table, then the top
+// level), else "" (the agent's default name in PATH).
 func (o doctorOptions) agentBin(name string) (bin, from string) {
 	if o.EnvBin != "" && o.EnvAgent == name {
 		return o.EnvBin, "HUB_BIN"
 	}
+	for _, s := range agentSettings(o.Config, name) {
+		if s.Name == "bin" && s.Origin.Source != config.FromEnv {
+			return fmt.Sprint(s.Value), s.Origin.String()
+		}
+	}
 	return "", ""
 }
 
-// agentConfigSummary says which configuration applies to the agent name
-// (the config file's [agents.NAME] table and the top-level run settings it
-// changes), "" for none.
-//
-// Integration hook: returns "" until config.toml support is wired in.
-func agentConfigSummary(name string) string { return "" }
+// agentConfigSummary says which settings of the config file apply to a
+// run of the agent name — "model=gpt-5 (file /x/config.toml:4),
+// env OPENAI_BASE_URL (file /x/config.toml:5)" — or "" for none.
+// Variables' values are not shown (they may be secrets).
+func (o doctorOptions) agentConfigSummary(name string) string {
+	var parts []string
+	for _, s := range agentSettings(o.Config, name) {
+		if s.Origin.Source == config.FromEnv {
+			continue
+		}
+		if s.Name == "env" {
+			parts = append(parts, fmt.Sprintf("env %v (%s)", s.Value, s.Origin))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s=%v (%s)", s.Name, s.Value, s.Origin))
+	}
+	return strings.Join(parts, ", ")
+}
 
 func versionArgs(info adapters.Info) []string {
 	if len(info.VersionArgs) > 0 {
@@ -261,6 +294,12 @@ func (r doctorReport) print(w io.Writer, asJSON bool) error {
 		return enc.Encode(r)
 	}
 	var b strings.Builder
+	switch {
+	case r.ConfigFound:
+		fmt.Fprintf(&b, "config file: %s\n", r.ConfigFile)
+	case r.ConfigFile != "":
+		fmt.Fprintf(&b, "config file: none (%s does not exist)\n", r.ConfigFile)
+	}
 	var failed []string
 	for _, a := range r.Agents {
 		verdict := "ok"

@@ -264,3 +264,45 @@ func TestDoctorCancelled(t *testing.T) {
 		t.Errorf("hub doctor, cancelled = exit %d (stdout %q, stderr %q), want 130", code, out.String(), errOut.String())
 	}
 }
+
+// TestDoctorConfig: the config file's [agents.NAME] table makes that agent
+// checked, its bin is the one probed, the settings it applies are named
+// with their file and line, and a broken file is a problem of the report.
+func TestDoctorConfig(t *testing.T) {
+	// Unset, not empty: an empty HUB_BIN is set, and beats the file, for
+	// hub run too.
+	for _, k := range []string{"HUB_AGENT", "HUB_BIN", "HUB_MODEL"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	dir := doctorFakes(t, map[string]string{"claude": "echo 2.1.328 '(Claude Code)'"})
+	path := writeConfig(t, "[agents.codex]\nmodel = \"gpt-5\"\nbin = \"/nonexistent/codex\"\nenv = [\"OPENAI_BASE_URL=http://x\"]\n")
+	code, rep, _ := hubDoctor(t, dir)
+	codex := agentIn(t, rep, "codex")
+	if code != exitDoctorFailed || rep.OK || !codex.Checked || codex.Because != "config" || codex.Usable {
+		t.Errorf("codex configured in the file with a missing bin: exit %d ok %v, codex %+v; want exit 1, codex checked (config) and unusable", code, rep.OK, codex)
+	}
+	if codex.Bin != "/nonexistent/codex" || codex.BinFrom != "file "+path+":3" {
+		t.Errorf("codex bin = %q from %q, want the file's, line 3", codex.Bin, codex.BinFrom)
+	}
+	for _, want := range []string{"model=gpt-5 (file " + path + ":2)", "env OPENAI_BASE_URL (file " + path + ":4)"} {
+		if !strings.Contains(codex.Config, want) {
+			t.Errorf("codex config = %q, want it to name %q", codex.Config, want)
+		}
+	}
+	if strings.Contains(codex.Config, "http://x") {
+		t.Errorf("codex config shows an env value: %q", codex.Config)
+	}
+	if !rep.ConfigFound || rep.ConfigFile != path {
+		t.Errorf("report config file = %q found %v, want %q", rep.ConfigFile, rep.ConfigFound, path)
+	}
+	if claude := agentIn(t, rep, "claude"); !claude.Usable || claude.Config != "" {
+		t.Errorf("claude = %+v, want usable with no config", claude)
+	}
+
+	writeConfig(t, "timeout = \"10\"\n")
+	code, rep, _ = hubDoctor(t, dir)
+	if code != exitDoctorFailed || len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "timeout") {
+		t.Errorf("broken config: exit %d problems %q, want exit 1 and the file's error", code, rep.Problems)
+	}
+}
