@@ -126,6 +126,13 @@ type Request struct {
 	Prices *budget.PriceTable
 	// MaxLine is the stdout line cap in bytes; 0 means 64 MiB.
 	MaxLine int
+	// TTY runs the agent on pseudo-terminals (SPEC §6.4, proc.Spec.TTY):
+	// its stdout and stderr are terminals of proc.TTYCols × proc.TTYRows,
+	// for CLIs or builds that behave differently without one; stdin stays
+	// a pipe or /dev/null. Its output goes through the same framing,
+	// decoder, limits and kills as without; the raw log (WithRawLog) holds
+	// the bytes the agent wrote, the terminal's "\r\n" for "\n" undone.
+	TTY bool
 	// NoTools asks the agent to run no tool, for the final-answer resume
 	// after MaxToolSteps. The tools stay defined in the model request (the
 	// Anthropic API and Amazon Bedrock refuse a conversation that holds tool

@@ -285,7 +285,7 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	defer lk.unlock()
 	sup, err := proc.Launch(proc.Spec{
 		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: env, Stdin: spec.Stdin,
-		Grace: req.Limits.GraceOrDefault(), Orphans: r.opt.orphans, Stderr: errLines,
+		Grace: req.Limits.GraceOrDefault(), Orphans: r.opt.orphans, Stderr: errLines, TTY: req.TTY,
 	})
 	if errors.Is(err, proc.ErrGuard) {
 		return record{}, guardError(spec.Path, err)

@@ -78,6 +78,7 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "keep-sandbox", Usage: "keep the sandbox after the run, and say where (a sandbox_kept notice)"},
 		&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour in text output: auto (on when stderr is a terminal, off when NO_COLOR is set or TERM=dumb), always or never", EnvVars: []string{"HUB_COLOR"}},
 		&cli.IntFlag{Name: "max-line", Value: adapters.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
+		&cli.BoolFlag{Name: "tty", Usage: "run the agent on a pseudo-terminal (its stdout and stderr are terminals, 400 columns wide; stdin is not), for CLIs or builds that behave differently without one; same framing, limits and kills", EnvVars: []string{"HUB_TTY"}},
 	}
 }
 

@@ -67,6 +67,7 @@ type runOptions struct {
 	AgentRetries int // -1 = the agent's default
 	MaxLine      int // 0 = adapters.DefaultMaxLine
 	NoFailFast   bool
+	TTY          bool // the agent on a pseudo-terminal
 
 	// Args are the words after the flags. DashDash says a "--" ended the
 	// flags: then every word is prompt, dashes or not.
@@ -112,6 +113,7 @@ func newRunOptions(c *cli.Context) runOptions {
 		AgentRetries:  c.Int("agent-retries"),
 		MaxLine:       c.Int("max-line"),
 		NoFailFast:    c.Bool("no-fail-fast"),
+		TTY:           c.Bool("tty"),
 		Args:          c.Args().Slice(),
 		DashDash:      endedByDashDash(commandTail(c)),
 	}
@@ -229,6 +231,7 @@ func (o runOptions) plan() (runPlan, error) {
 		Limits:     o.limits(),
 		MaxLine:    o.MaxLine,
 		NoFailFast: o.NoFailFast,
+		TTY:        o.TTY,
 		Permission: perm,
 		Auth:       auth,
 		// The flag's 0 is no repair; the request's 0 is the default.

@@ -39,8 +39,9 @@ import (
 // written by the guard, one line per message: "P <pid>" once started,
 // "E <errno>" if the agent could not be executed (the guard then exits),
 // "X <wait status> <last signal sent>" once the agent has been reaped. fds
-// 5 and 6 are the agent's stdout and stderr; the guard's own stdout and
-// stderr are /dev/null.
+// 5 and 6 are the agent's stdout and stderr (pipes, or with guardTTYEnv the
+// slaves of two pseudo-terminals, which the guard closes once the agent
+// started); the guard's own stdout and stderr are /dev/null.
 const (
 	guardEnv  = "HUB_PROC_GUARD" // its value: the grace period in nanoseconds
 	guardArg0 = "hub-guard"
@@ -112,11 +113,25 @@ func guardMain(graceNS string, argv []string) int {
 	// agent is dumpable again after its execve.
 	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	parentGone := watchParent()
+	_, tty := os.LookupEnv(guardTTYEnv)
+	os.Unsetenv(guardTTYEnv)
+	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if tty {
+		// fds 5 and 6 are terminals (Spec.TTY, tty.go): the stdout one
+		// becomes the controlling terminal of the agent's new session.
+		sys.Setctty, sys.Ctty = true, 1
+	}
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, outFD, errFD},
-		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+		Sys:   sys,
 	})
+	if tty {
+		// The agent's tree is to hold the terminals alone: a read of a
+		// master ends (EIO) once none of it does.
+		_ = unix.Close(outFD)
+		_ = diag.Close()
+	}
 	if err != nil {
 		errno, _ := err.(syscall.Errno)
 		fmt.Fprintf(status, "E %d\n", int(errno))

@@ -19,7 +19,7 @@ func TestPipeReaderExitRace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := newPipeReader(r)
+		p := newPipeReader(r, false)
 		buf := make([]byte, chunk)
 		for j := range buf {
 			buf[j] = 'a' + byte(j%26)

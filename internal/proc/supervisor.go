@@ -51,6 +51,13 @@ type Spec struct {
 	// stderr (and so, once the pipe is full, the process's writes to it);
 	// its error is ignored.
 	Stderr io.Writer
+	// TTY runs the process on pseudo-terminals (creack/pty): its stdout
+	// and its stderr are each a terminal of TTYCols × TTYRows with echo
+	// off, the stdout one its controlling terminal; stdin stays as above.
+	// Stdout and the stderr tail are still the bytes the process wrote
+	// (the terminal's "\r\n" for "\n" undone), and stops, kills and the
+	// end of the output after the exit are as with pipes; see tty.go.
+	TTY bool
 	// Orphans says this process is a child subreaper (BecomeSubreaper)
 	// that starts no children but through Launch: should a guard die
 	// before its tree is gone (an agent can SIGKILL its parent), the
@@ -94,6 +101,7 @@ type Supervisor struct {
 	status *bufio.Reader
 	stdout *pipeReader
 	stderr *pipeReader
+	out    io.Reader // stdout as Stdout gives it
 	tail   *Tail
 
 	mu      sync.Mutex
@@ -168,8 +176,18 @@ func Launch(spec Spec) (*Supervisor, error) {
 		}
 		return r, w, err
 	}
-	stdoutR, stdoutW, err1 := pipe()
-	stderrR, stderrW, err2 := pipe()
+	output := pipe
+	if spec.TTY {
+		output = func() (r, w *os.File, err error) {
+			r, w, err = openTTY()
+			if err == nil {
+				files = append(files, r, w)
+			}
+			return r, w, err
+		}
+	}
+	stdoutR, stdoutW, err1 := output()
+	stderrR, stderrW, err2 := output()
 	ctlR, ctlW, err3 := pipe()
 	statusR, statusW, err4 := pipe()
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
@@ -191,8 +209,13 @@ func Launch(spec Spec) (*Supervisor, error) {
 	}
 	s := &Supervisor{
 		cmd: cmd, orphan: spec.Orphans, grace: max(spec.Grace, 0), ctl: ctlW, status: bufio.NewReader(statusR),
-		stdout: newPipeReader(stdoutR), stderr: newPipeReader(stderrR), tail: &Tail{Max: tail},
+		stdout: newPipeReader(stdoutR, spec.TTY), stderr: newPipeReader(stderrR, spec.TTY), tail: &Tail{Max: tail},
 		exited: make(chan struct{}), guardDone: make(chan struct{}), pidfd: -1,
+	}
+	s.out = s.stdout
+	var errOut io.Reader = s.stderr
+	if spec.TTY {
+		s.out, errOut = newONLCRReader(s.stdout), newONLCRReader(s.stderr)
 	}
 	s.done.Add(1)
 	go func() {
@@ -201,7 +224,7 @@ func Launch(spec Spec) (*Supervisor, error) {
 		if spec.Stderr != nil {
 			w = teeWriter{s.tail, spec.Stderr}
 		}
-		_, _ = io.Copy(w, s.stderr)
+		_, _ = io.Copy(w, errOut)
 	}()
 	// Bounded: a guard that a process stopped, or that cannot run, must not
 	// hold the caller.
@@ -227,6 +250,9 @@ func guardCommand(spec Spec, path string, extra []*os.File) *exec.Cmd {
 	cmd.Args = append([]string{guardArg0, path}, spec.Args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = append(append([]string(nil), spec.Env...), guardEnv+"="+strconv.FormatInt(int64(max(spec.Grace, 0)), 10))
+	if spec.TTY {
+		cmd.Env = append(cmd.Env, guardTTYEnv+"=1")
+	}
 	if spec.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(spec.Stdin)
 	}
@@ -366,7 +392,7 @@ func (s *Supervisor) PID() int { return s.pid }
 // pipe; after that it returns only what the pipe still holds and then
 // io.EOF, whatever still holds the pipe open (a detached grandchild). Read it
 // from one goroutine.
-func (s *Supervisor) Stdout() io.Reader { return s.stdout }
+func (s *Supervisor) Stdout() io.Reader { return s.out }
 
 // StderrSoFar returns the stderr tail kept so far.
 func (s *Supervisor) StderrSoFar() string { return s.tail.String() }
@@ -560,22 +586,31 @@ func sweepOrphans() {
 // was taken off bytes it never read, and the end of the output (the last
 // stderr lines) was lost.
 type pipeReader struct {
-	f  *os.File
-	rc syscall.RawConn
+	f       *os.File
+	rc      syscall.RawConn
+	tty     bool // f is a terminal's master (Spec.TTY): readTTY
+	drained int  // bytes readTTY returned after the exit
 
 	mu     sync.Mutex
 	exited bool
 	left   int64 // bytes still to return after the exit; -1 unknown
 }
 
-func newPipeReader(f *os.File) *pipeReader {
+func newPipeReader(f *os.File, tty bool) *pipeReader {
 	// SyscallConn, not Fd: Fd would switch the pipe to blocking mode and
 	// disable read deadlines.
 	rc, _ := f.SyscallConn()
-	return &pipeReader{f: f, rc: rc}
+	return &pipeReader{f: f, rc: rc, tty: tty && rc != nil}
 }
 
 func (p *pipeReader) agentExited() {
+	if p.tty {
+		p.mu.Lock()
+		p.exited = true
+		p.mu.Unlock()
+		_ = p.f.SetReadDeadline(time.Now()) // a read waiting now drains instead
+		return
+	}
 	p.mu.Lock()
 	q := p.queued()
 	p.left, p.exited = int64(q), true
@@ -602,6 +637,9 @@ func (p *pipeReader) queued() int {
 }
 
 func (p *pipeReader) Read(b []byte) (int, error) {
+	if p.tty {
+		return p.readTTY(b)
+	}
 	if p.rc == nil {
 		n, err := p.f.Read(b)
 		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, os.ErrClosed) {

@@ -8,7 +8,8 @@
 // carriage returns, spliced and cut lines, bytes
 // written one at a time, invalid UTF-8, raw U+2028, a result without an
 // exit, an exit without a result, a stderr flood, a closed stdout, a
-// grandchild holding stdout, credentials echoed on every channel.
+// grandchild holding stdout, credentials echoed on every channel, and a CLI
+// that needs a terminal (for --tty).
 //
 // It owns no assertions: the tests that run it decide what hub must make of
 // each fault. Giant payloads are generated while writing, never held. It is
@@ -25,12 +26,15 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // The environment that selects what the fake agent does.
@@ -584,6 +588,35 @@ var faults = map[string]func(s *script) int{
 		hang()
 		return 0
 	},
+	// tty: for `hub run --tty`. It checks that stdout and stderr are
+	// terminals and stdin is not (else it says so on stderr and exits
+	// TTYMissing), starts a grandchild that ignores SIGTERM and SIGHUP and
+	// holds the terminal open (sleep 300, its pid in EnvPIDFile), ignores
+	// SIGTERM itself, draws a spinner frame on stderr, and answers
+	// TTYAnswer (what it saw: the window size) in lines that end in
+	// "\r\n", as a CLI writing for a terminal does, then exits 0.
+	"tty": func(s *script) int {
+		if code := s.onTerminal(); code != 0 {
+			return code
+		}
+		s.v.answer = s.ttyAnswer()
+		for _, l := range s.okLines() {
+			s.writeLine(l, "\r\n")
+		}
+		return 0
+	},
+	// tty-hang: tty's start (the checks, the grandchild, SIGTERM ignored),
+	// then the session start and no answer: it hangs until killed.
+	"tty-hang": func(s *script) int {
+		if code := s.onTerminal(); code != 0 {
+			return code
+		}
+		for _, l := range s.d.begin(s) {
+			s.writeLine(l, "\r\n")
+		}
+		hang()
+		return 0
+	},
 	// grandchild: starts a grandchild (sleep 300, its pid in EnvPIDFile)
 	// that inherits stdout and holds it open, answers, and exits 0.
 	"grandchild": func(s *script) int {
@@ -599,6 +632,52 @@ var faults = map[string]func(s *script) int{
 		s.write(s.okLines()...)
 		return 0
 	},
+}
+
+// TTYMissing is the exit status of the faults tty and tty-hang when stdout
+// or stderr is not a terminal, or stdin is one.
+const TTYMissing = 97
+
+// TTYAnswer is the answer of the fault tty on terminals of cols × rows.
+func TTYAnswer(cols, rows int) string {
+	return fmt.Sprintf("stdout and stderr are terminals of %dx%d, stdin is not", cols, rows)
+}
+
+func isTerminal(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
+}
+
+// onTerminal is the start of the faults tty and tty-hang: it returns
+// TTYMissing if stdout or stderr is no terminal or stdin is one, else 0
+// once the grandchild runs and SIGTERM is ignored.
+func (s *script) onTerminal() int {
+	if !isTerminal(1) || !isTerminal(2) || isTerminal(0) {
+		fmt.Fprintf(os.Stderr, "fake agent: want stdout and stderr on a terminal and stdin not: stdin %v, stdout %v, stderr %v\n", isTerminal(0), isTerminal(1), isTerminal(2))
+		return TTYMissing
+	}
+	signal.Ignore(syscall.SIGTERM)
+	cmd := exec.Command("/bin/sh", "-c", `trap "" TERM HUP; exec sleep 300`)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 98
+	}
+	if f := os.Getenv(EnvPIDFile); f != "" {
+		_ = os.WriteFile(f, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
+	}
+	// A spinner frame, as a CLI on a terminal draws one.
+	_, _ = io.WriteString(os.Stderr, "\x1b[2K\x1b[1G⠋ thinking\r")
+	return 0
+}
+
+// ttyAnswer is TTYAnswer for stdout's window size.
+func (s *script) ttyAnswer() string {
+	ws, err := unix.IoctlGetWinsize(1, unix.TIOCGWINSZ)
+	if err != nil {
+		return err.Error()
+	}
+	return TTYAnswer(int(ws.Col), int(ws.Row))
 }
 
 func cmpOr(a, b string) string {
