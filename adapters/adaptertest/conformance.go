@@ -258,6 +258,41 @@ func Conformance(t *testing.T, a Agent) {
 	}
 }
 
+// ConformanceTTY runs Conformance's Text and Tool scenarios (subtests of
+// those names) with the CLI on a pseudo-terminal ([Env.TTY],
+// Request.TTY, `hub run --tty`, SPEC §6.4): the same answer, usage, cost,
+// tool events and event types as without — a CLI that drew a spinner,
+// coloured its JSON or printed a prompt on a terminal would fail them —
+// and the CLI's stdout and stderr really were terminals and its stdin not
+// (read from /proc while it ran). A scenario in a.Skip is skipped as in
+// Conformance.
+func ConformanceTTY(t *testing.T, a Agent) {
+	t.Helper()
+	if a.Configure == nil {
+		t.Fatal("Agent.Configure is nil: nothing points the CLI at the mock server")
+	}
+	configure := a.Configure
+	a.Configure = func(t testing.TB, e *Env) {
+		configure(t, e)
+		e.TTY = true
+	}
+	for _, sc := range []struct {
+		name string
+		run  func(*testing.T, Agent)
+	}{
+		{"Text", conformText},
+		{"Tool", conformTool},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			if why, ok := a.Skip[sc.name]; ok {
+				t.Skip(why)
+			}
+			t.Parallel()
+			sc.run(t, a)
+		})
+	}
+}
+
 // WantOK fails t unless r is a success (fatally) with text (unless ""), a
 // session id of a's shape (SessionID), exit status 0, and a cost of
 // a.Cost.Source: above 0, or null if the source is unknown.

@@ -372,6 +372,10 @@ type Env struct {
 	Work    string   // the runs' working directory
 	Env     []string // HOME, the XDG directories and what Agent.Configure added
 	Retries Retries  // what Agent.Configure is to set up
+	// TTY runs the CLI on a pseudo-terminal (Request.TTY, `hub run
+	// --tty`), and Run checks that its stdout and stderr were terminals
+	// and its stdin not, from /proc while it ran.
+	TTY bool
 }
 
 // Prepare starts a mock server with s.Server (closed when t ends), makes a
@@ -427,19 +431,77 @@ func (e *Env) ShellInit(t testing.TB, script string) {
 
 // Run runs the real CLI (Bin) on prompt through RunChecked, in e.Work with
 // e.Env, Agent.Model and limits, the ones left unset filled in by
-// [Unbounded]; edit, if any, then changes the request. It waits for one of
-// Agent.Slots first.
+// [Unbounded], on a pseudo-terminal if e.TTY; edit, if any, then changes
+// the request. It waits for one of Agent.Slots first.
 func (e *Env) Run(t *testing.T, prompt string, limits budget.Limits, edit ...func(*adapters.Request)) Result {
 	t.Helper()
 	bin := Bin(t, e.Agent.Name)
 	defer e.Agent.TakeSlot(t)()
 	Unbounded(t, &limits) // after the wait for a slot: the run starts now
 	req := adapters.Request{Agent: e.Agent.Name, Prompt: prompt, Model: e.Agent.Model, Bin: bin,
-		Cwd: e.Work, Env: slices.Clone(e.Env), Limits: limits}
+		Cwd: e.Work, Env: slices.Clone(e.Env), Limits: limits, TTY: e.TTY}
 	for _, f := range edit {
 		f(&req)
 	}
-	return RunChecked(t, req, e.Dir)
+	if !req.TTY {
+		return RunChecked(t, req, e.Dir)
+	}
+	probe := &ttyProbe{marker: e.Dir}
+	r := RunChecked(t, req, e.Dir, adapters.WithGuard(probe))
+	probe.check(t)
+	return r
+}
+
+// ttyProbe is a guard that stops nothing: at the first of the agent's
+// events that finds it still running, it reads from /proc what the agent's
+// fds 0, 1 and 2 are and whether it has a controlling terminal. The agent
+// is the session leader below a hub-guard (its parent) whose environment
+// names marker.
+type ttyProbe struct {
+	marker string
+	found  bool
+	fds    [3]string // where fds 0, 1 and 2 lead
+	ctty   bool      // a controlling terminal (tty_nr in its stat)
+}
+
+func (p *ttyProbe) Check(events.Body) *events.Error {
+	if p.found {
+		return nil
+	}
+	for _, pid := range Leftovers(p.marker) {
+		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		i := bytes.LastIndexByte(stat, ')')
+		if err != nil || i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:])) // state ppid pgrp session tty_nr …
+		if len(f) < 5 || f[3] != strconv.Itoa(pid) {
+			continue // not a session leader: not the agent (the guard's orphans, say)
+		}
+		if comm, _ := os.ReadFile(filepath.Join("/proc", f[1], "comm")); strings.TrimSpace(string(comm)) != "hub-guard" {
+			continue
+		}
+		for fd := range p.fds {
+			p.fds[fd], _ = os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", strconv.Itoa(fd)))
+		}
+		p.ctty, p.found = f[4] != "0", true
+		return nil
+	}
+	return nil
+}
+
+// check fails t unless the probe found the agent with stdout and stderr
+// on two terminals, the stdout one its controlling terminal, and stdin on
+// none.
+func (p *ttyProbe) check(t testing.TB) {
+	t.Helper()
+	pts := func(s string) bool { return strings.HasPrefix(s, "/dev/pts/") }
+	switch {
+	case !p.found:
+		t.Errorf("--tty: the agent was not found running at any of its events")
+	case !pts(p.fds[1]) || !pts(p.fds[2]) || p.fds[1] == p.fds[2] || pts(p.fds[0]) || !p.ctty:
+		t.Errorf("--tty: the agent's fds 0, 1, 2 = %q, controlling terminal %v; want stdin on no terminal, stdout and stderr on two, and a controlling one", p.fds, p.ctty)
+	}
 }
 
 // Unbounded fills in the time limits that a test does not test (Timeout,

@@ -97,6 +97,13 @@ func TestReal(t *testing.T) {
 	adaptertest.Conformance(t, agent)
 }
 
+// TestRealTTY runs the Text and Tool scenarios with the CLI on a
+// pseudo-terminal (hub run --tty): the same events as without.
+func TestRealTTY(t *testing.T) {
+	t.Parallel()
+	adaptertest.ConformanceTTY(t, agent)
+}
+
 // TestRealUnknownModel: a model hub has no price for gives cost null,
 // cost_source unknown and a cost_unknown notice, never 0.
 func TestRealUnknownModel(t *testing.T) {

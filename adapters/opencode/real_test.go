@@ -82,6 +82,13 @@ func TestReal(t *testing.T) {
 	adaptertest.Conformance(t, agent)
 }
 
+// TestRealTTY runs the Text and Tool scenarios with the CLI on a
+// pseudo-terminal (hub run --tty): the same events as without.
+func TestRealTTY(t *testing.T) {
+	t.Parallel()
+	adaptertest.ConformanceTTY(t, agent)
+}
+
 // TestRealDefaultRetriesBoundedByTimeout: with OpenCode's own backoff (no
 // retry-after), a failing provider keeps it silent for minutes; hub's wall
 // timeout ends the run on time.

@@ -117,6 +117,13 @@ func TestReal(t *testing.T) {
 	adaptertest.Conformance(t, agent)
 }
 
+// TestRealTTY runs the Text and Tool scenarios with the CLI on a
+// pseudo-terminal (hub run --tty): the same events as without.
+func TestRealTTY(t *testing.T) {
+	t.Parallel()
+	adaptertest.ConformanceTTY(t, agent)
+}
+
 func TestRealDetect(t *testing.T) {
 	t.Parallel()
 	bin := adaptertest.Bin(t, "pi")
