@@ -23,7 +23,8 @@ import (
 // that each run gets exactly one run.finished, last and ok, and that nothing
 // grows: goroutines and open file descriptors are back to where they were,
 // and every process started was waited for (no child, live or zombie, is
-// left). Iterations per worker: HUB_LOAD_ITER (default 8, so CI stays
+// left). Half the workers run the agent on pseudo-terminals
+// (Request.TTY). Iterations per worker: HUB_LOAD_ITER (default 8, so CI stays
 // fast; the issue's 1,000 is `HUB_LOAD_ITER=1000 go test -run TestLoad -v
 // ./adapters`). Not parallel, so other tests' goroutines do not move the
 // counts.
@@ -68,6 +69,8 @@ func TestLoad(t *testing.T) {
 			for i := range iters {
 				var n, finished int
 				var last events.Type
+				req := req
+				req.TTY = w%2 == 1 // half the workers on pseudo-terminals
 				fin := adapters.Run(context.Background(), req, func(ev events.Event) error {
 					n++
 					last = ev.Type()

@@ -290,6 +290,10 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	if errors.Is(err, proc.ErrGuard) {
 		return record{}, guardError(spec.Path, err)
 	}
+	if errors.Is(err, proc.ErrTTY) {
+		return record{}, events.NewError(events.BinInternal, "",
+			"--tty needs pseudo-terminals (/dev/ptmx, devpts mounted) with some to spare; run without --tty", "cannot start %s: %v", spec.Path, err)
+	}
 	if err == nil {
 		errLines.stop = sup.Stop // before the lock goes: no stderr line is read until then
 	}

@@ -149,11 +149,12 @@ func (t teeWriter) Write(p []byte) (int, error) {
 }
 
 // Launch starts spec under a guard (see Supervisor) with its stdout and
-// stderr on pipes, stdin from Spec.Stdin or /dev/null, in a session and
-// process group of its own, and begins supervising it. The error is an
-// *exec.Error when Spec.Path is not found in PATH, an *fs.PathError (Op
-// "fork/exec") when the program cannot be executed (EACCES, ENOEXEC, …),
-// or the guard's own failure; nothing is left running then.
+// stderr on pipes (on pseudo-terminals with Spec.TTY), stdin from
+// Spec.Stdin or /dev/null, in a session and process group of its own, and
+// begins supervising it. The error is an *exec.Error when Spec.Path is not
+// found in PATH, an *fs.PathError (Op "fork/exec") when the program cannot
+// be executed (EACCES, ENOEXEC, …), an error opening a pseudo-terminal
+// (Spec.TTY), or the guard's own failure; nothing is left running then.
 func Launch(spec Spec) (*Supervisor, error) {
 	path := spec.Path
 	if !strings.ContainsRune(path, '/') {
@@ -390,8 +391,9 @@ func (s *Supervisor) PID() int { return s.pid }
 
 // Stdout is the process's stdout. Until the process exits it blocks like any
 // pipe; after that it returns only what the pipe still holds and then
-// io.EOF, whatever still holds the pipe open (a detached grandchild). Read it
-// from one goroutine.
+// io.EOF, whatever still holds the pipe open (a detached grandchild); with
+// Spec.TTY, what the terminal still holds (see tty.go). Read it from one
+// goroutine.
 func (s *Supervisor) Stdout() io.Reader { return s.out }
 
 // StderrSoFar returns the stderr tail kept so far.
@@ -570,7 +572,8 @@ func sweepOrphans() {
 	}
 }
 
-// pipeReader reads one of the process's output pipes. Until the process
+// pipeReader reads one of the process's output pipes (or, with tty, a
+// terminal's master: readTTY, which replaces what follows). Until the process
 // exits it blocks like any pipe. After agentExited it returns only the bytes
 // that were queued in the pipe at that moment (FIONREAD) and then io.EOF:
 // everything the process wrote before it exited, however slowly the caller

@@ -62,18 +62,23 @@ const ttyDrainMax = 256 << 10
 // agent's environment.
 const guardTTYEnv = "HUB_PROC_GUARD_TTY"
 
+// ErrTTY is the error of a Launch with Spec.TTY that could not open its
+// pseudo-terminals (is: errors.Is): no /dev/ptmx, devpts not mounted, or
+// the system's limit of pseudo-terminals reached. Nothing was started.
+var ErrTTY = errors.New("proc: cannot open a pseudo-terminal")
+
 // openTTY opens a pseudo-terminal (creack/pty) with window size TTYCols ×
 // TTYRows and echo off, and returns its master, non-blocking so that the
 // runtime's poller serves it (read deadlines work), and its slave.
 func openTTY() (master, slave *os.File, err error) {
 	m, s, err := pty.Open()
 	if err != nil {
-		return nil, nil, fmt.Errorf("proc: opening a pseudo-terminal: %w", err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrTTY, err)
 	}
 	defer m.Close() // the original: its duplicate is returned
 	fail := func(what string, err error) (*os.File, *os.File, error) {
 		s.Close()
-		return nil, nil, fmt.Errorf("proc: %s of a pseudo-terminal: %w", what, err)
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrTTY, what, err)
 	}
 	if err := pty.Setsize(s, &pty.Winsize{Cols: TTYCols, Rows: TTYRows}); err != nil {
 		return fail("setting the window size", err)
