@@ -7,12 +7,32 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"time"
 )
+
+// holder is the start of a script whose process leaves a grandchild on
+// its terminal, running cmd with SIGHUP and SIGTERM ignored: the script
+// goes on once the grandchild has set them (else the SIGHUP of the
+// process's exit can come first). pid returns the grandchild's pid.
+func holder(t *testing.T, cmd string) (script string, pid func() int) {
+	f := filepath.Join(t.TempDir(), "pid")
+	script = fmt.Sprintf(`sh -c 'trap "" HUP TERM; echo $$ >%[1]s.tmp; mv %[1]s.tmp %[1]s; %[2]s' &
+while [ ! -e %[1]s ]; do sleep 0.01; done
+`, f, cmd)
+	return script, func() int {
+		b, err := os.ReadFile(f)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || n <= 0 {
+			t.Fatalf("grandchild pid %q: %v", b, err)
+		}
+		return n
+	}
+}
 
 func launchTTY(t *testing.T, script string, grace time.Duration, stdin []byte) *Supervisor {
 	t.Helper()
@@ -59,53 +79,58 @@ printf 'no newline'`
 // TestTTYDrainAfterExit: what the process wrote before it exited is all
 // returned, though nothing read it until then (it waited in the terminal's
 // buffers), and the stream then ends although a grandchild still holds the
-// terminal open.
+// terminal open (the grace period of an hour keeps it; a Kill then takes
+// it).
 func TestTTYDrainAfterExit(t *testing.T) {
 	t.Parallel()
-	const size = 8000 // under what a pseudo-terminal holds (about 15 KiB)
-	s := launchTTY(t, `(trap "" HUP; exec sleep 300) & echo $!; head -c `+strconv.Itoa(size)+` /dev/zero | tr '\0' x; echo END`, 0, nil)
+	const size = 4000 // under what a pseudo-terminal holds (its line discipline's 4 KiB and more)
+	script, grandchild := holder(t, `exec sleep 300`)
+	s := launchTTY(t, script+`head -c `+strconv.Itoa(size)+` /dev/zero | tr '\0' x; echo END`, time.Hour, nil)
 	<-s.Exited()
 	out, err := io.ReadAll(s.Stdout())
+	pid := grandchild()
+	holding := Running(pid) // the grace period keeps it: no EIO ended the stream
+	s.Kill(errors.New("test kill"))
 	exit := s.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, rest, _ := strings.Cut(string(out), "\n")
-	if want := strings.Repeat("x", size) + "END\n"; rest != want {
-		t.Errorf("stdout after the pid = %d bytes ending %q, want %d bytes ending END", len(rest), rest[max(0, len(rest)-10):], len(want))
+	if want := strings.Repeat("x", size) + "END\n"; string(out) != want {
+		t.Errorf("stdout = %d bytes ending %q, want %d bytes ending END", len(out), out[max(0, len(out)-10):], len(want))
 	}
 	if exit.Code == nil || *exit.Code != 0 {
 		t.Errorf("Exit = %+v, want exit 0", exit)
 	}
-	if n, err := strconv.Atoi(pid); err != nil || !gone(n) {
-		t.Errorf("grandchild %q still alive after Wait (%v)", pid, err)
+	if !holding || !gone(pid) {
+		t.Errorf("grandchild %d: running when the stream ended %v, gone after Wait %v; want both", pid, holding, gone(pid))
 	}
 }
 
 // TestTTYEndsDespiteWriter: a grandchild that ignores SIGHUP and SIGTERM
-// and writes without pause to the terminal after the process exited adds
-// at most ttyDrainMax bytes to the stream, which ends; Wait returns once
-// the grace period's SIGKILL has taken it.
+// and writes without pause to the terminal does not hold the stream open
+// after the process exited: it ends (at most ttyDrainMax bytes after the
+// exit) while the writer still runs — the grace period is an hour — and a
+// Kill then takes the writer.
 func TestTTYEndsDespiteWriter(t *testing.T) {
 	t.Parallel()
-	s := launchTTY(t, `(trap "" HUP TERM; exec yes late) & echo $!; echo END`, 100*time.Millisecond, nil)
-	pid := readPID(t, s.Stdout())
+	script, grandchild := holder(t, `exec yes late`)
+	s := launchTTY(t, script+`echo END`, time.Hour, nil)
 	out, err := io.ReadAll(s.Stdout())
+	pid := grandchild()
+	writing := Running(pid)
+	s.Kill(errors.New("test kill"))
 	exit := s.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := bytes.Cut(out, []byte("END\n"))
-	if !ok {
-		t.Fatalf("no END in stdout (%d bytes)", len(out))
+	if !bytes.Contains(out, []byte("END\n")) {
+		t.Errorf("no END in stdout (%d bytes)", len(out))
 	}
-	// The bytes the writer got in before the process's exit are owed too:
-	// at most what the terminal holds, well under ttyDrainMax.
-	if len(after) > 2*ttyDrainMax {
-		t.Errorf("%d bytes after END, want at most about ttyDrainMax (%d)", len(after), ttyDrainMax)
+	if !writing {
+		t.Errorf("the writer %d was gone when the stream ended: the end was not the drain's", pid)
 	}
 	if exit.Code == nil || *exit.Code != 0 || !gone(pid) {
-		t.Errorf("Exit = %+v, grandchild %d gone: %v; want exit 0 and the writer gone", exit, pid, gone(pid))
+		t.Errorf("Exit = %+v, writer %d gone: %v; want exit 0 and the writer gone after the Kill", exit, pid, gone(pid))
 	}
 }
 

@@ -592,7 +592,7 @@ var faults = map[string]func(s *script) int{
 	// terminals and stdin is not (else it says so on stderr and exits
 	// TTYMissing), starts a grandchild that ignores SIGTERM and SIGHUP and
 	// holds the terminal open (sleep 300, its pid in EnvPIDFile), ignores
-	// SIGTERM itself, draws a spinner frame on stderr, and answers
+	// SIGTERM (and SIGHUP) itself, draws a spinner frame on stderr, and answers
 	// TTYAnswer (what it saw: the window size) in lines that end in
 	// "\r\n", as a CLI writing for a terminal does, then exits 0.
 	"tty": func(s *script) int {
@@ -656,7 +656,9 @@ func (s *script) onTerminal() int {
 		fmt.Fprintf(os.Stderr, "fake agent: want stdout and stderr on a terminal and stdin not: stdin %v, stdout %v, stderr %v\n", isTerminal(0), isTerminal(1), isTerminal(2))
 		return TTYMissing
 	}
-	signal.Ignore(syscall.SIGTERM)
+	// Ignored before the grandchild starts, which inherits that: the
+	// SIGHUP of this process's exit cannot come before its own trap.
+	signal.Ignore(syscall.SIGTERM, syscall.SIGHUP)
 	cmd := exec.Command("/bin/sh", "-c", `trap "" TERM HUP; exec sleep 300`)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
