@@ -113,10 +113,13 @@ func runFake(t *testing.T, ctx context.Context, scenario string, edit func(*adap
 func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request), hook func(events.Event), opts ...adapters.Option) result {
 	t.Helper()
 	req := adapters.Request{
-		Agent:      "opencode",
-		Prompt:     "hello",
-		Bin:        fakeBin(t, scenario),
-		Limits:     budget.Limits{Timeout: 30 * time.Second, Grace: 500 * time.Millisecond},
+		Agent:  "opencode",
+		Prompt: "hello",
+		Bin:    fakeBin(t, scenario),
+		// The timeout is a net against a hang, not a limit under test: the
+		// race detector on a busy 2-core machine has taken the stderr
+		// flood (100 MiB) past 30s.
+		Limits:     budget.Limits{Timeout: 5 * time.Minute, Grace: 500 * time.Millisecond},
 		Permission: adapters.PermissionFull,
 	}
 	if edit != nil {
