@@ -16,12 +16,17 @@ source scripts/step.sh
 bash scripts/install-agents.sh
 step test "downloading Go modules" go mod download
 
-# tmux: the terminal tests run hub in a real terminal (a tmux pane).
-if ! command -v tmux >/dev/null; then
-  echo "test: installing tmux (Debian package) for the terminal tests…" >&2
+# Debian packages the tests drive for real: tmux (hub in a real terminal,
+# a tmux pane), zsh and fish (hub completion's scripts, sourced and used).
+missing=()
+for tool in tmux zsh fish; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
   apt_get=(apt-get)
   [[ $(id -u) -ne 0 ]] && apt_get=(sudo apt-get)
-  "${apt_get[@]}" update -qq && "${apt_get[@]}" install -y -qq tmux >/dev/null
+  step test "updating the Debian package lists" "${apt_get[@]}" update -qq
+  step test "installing ${missing[*]} (Debian packages)" "${apt_get[@]}" install -y -qq "${missing[@]}" >/dev/null
 fi
 
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))
