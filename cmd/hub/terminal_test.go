@@ -20,6 +20,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/mockllm"
 )
 
 // fakeCodex writes a Codex that starts a shell command, waits until the
@@ -266,4 +267,65 @@ func TestTerminalColorAndEscapes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// mockEnv is the environment scripts/mock-env.sh gives agent to run
+// against srv with its home under dir (the settings the real-CLI tests
+// use; adapters/<agent>/mockenv_test.go holds the script to them).
+func mockEnv(t *testing.T, agent string, srv *mockllm.Server, dir string) []string {
+	t.Helper()
+	out, err := exec.Command("bash", filepath.Join(adaptertest.Root(), "scripts", "mock-env.sh"), agent, srv.URL(), dir).Output()
+	if err != nil {
+		t.Fatalf("mock-env.sh %s: %v", agent, err)
+	}
+	var env []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if kv, ok := strings.CutPrefix(line, "export "); ok {
+			k, v, _ := strings.Cut(kv, "=")
+			env = append(env, k+"="+strings.Trim(v, `'"`))
+		}
+	}
+	return env
+}
+
+// TestTerminalStatusLineRealCodex: the real Codex CLI, in a tmux pane,
+// against the mock server: while its shell command runs (it waits for a
+// file the test creates once it has seen the screen), the status line
+// names the command's tool call and how long it has run.
+func TestTerminalStatusLineRealCodex(t *testing.T) {
+	bin := adaptertest.Bin(t, "codex")
+	srv, err := mockllm.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	cmd := fmt.Sprintf(`i=0; while [ ! -e %s ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done; echo gate open`, gate)
+	input, _ := json.Marshal(map[string]string{"cmd": cmd})
+	project := filepath.Join(dir, "project")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := startInTmux(t, mockEnv(t, "codex", srv, filepath.Join(dir, "env")),
+		"run", "--agent", "codex", "--bin", bin, "--cwd", project, "--timeout", "5m", "--", "Wait for the gate. MOCK_CALL exec_command "+string(input))
+	screen := p.waitScreen(3*time.Minute, "the real codex's tool line and a status line with its command at 1s or more", func(s string) bool {
+		m := statusRe.FindStringSubmatch(s)
+		return strings.Contains(s, "→ command_execution") && m != nil && m[1] != "0"
+	})
+	if n := len(statusRe.FindAllString(screen, -1)); n != 1 {
+		t.Errorf("%d status lines on the screen, want 1:\n%s", n, screen)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	screen = p.waitScreen(3*time.Minute, "hub's exit", func(s string) bool { return strings.Contains(s, "HUB-EXIT=") })
+	// The tool's output, on a line of its own in the answer (the tool line
+	// holds the command, with more around it).
+	if !strings.Contains(screen, "HUB-EXIT=0") || !strings.Contains(screen, "── ok ·") || !regexp.MustCompile(`(?m)^gate open\s*$`).MatchString(screen) {
+		t.Errorf("after the run, want the tool's output in the answer, the summary and exit 0:\n%s", screen)
+	}
+	if strings.ContainsAny(screen, "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏") {
+		t.Errorf("the status line is still on the screen after the run:\n%s", screen)
+	}
 }
