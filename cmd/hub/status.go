@@ -80,11 +80,14 @@ var spinner = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
 // line renders the status at now, the spinner at frame, cut to cols
 // columns (0: not cut): "⠋ 12s · 1,234 tokens · $0.0123 · turn 2 ·
-// bash 4s", or "⠋ 3s · starting opencode" until the agent's first event.
+// bash 4s", or "⠋ 3s · starting opencode" until the agent's first event
+// ("⠋ 1s · starting" before run.started names the agent).
 func (s *liveStatus) line(now time.Time, frame, cols int) string {
 	parts := []string{string(spinner[frame%len(spinner)]) + " " + clock(now.Sub(s.start))}
-	if !s.started && s.agent != "" {
-		parts = append(parts, "starting "+s.agent)
+	if !s.started {
+		// Before run.started too: finding the agent and its version
+		// (a node CLI's --version) can take seconds.
+		parts = append(parts, strings.TrimSpace("starting "+s.agent))
 		return cutColumns(strings.Join(parts, " · "), cols)
 	}
 	parts = append(parts, thousands(s.tokens)+" tokens")

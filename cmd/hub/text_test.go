@@ -94,7 +94,7 @@ func TestLiveStatusLine(t *testing.T) {
 		at   int
 		want string
 	}{
-		{nil, 0, "⠋ 0s · 0 tokens"},
+		{nil, 0, "⠋ 0s · starting"},
 		{&[]events.Event{ev(events.TextDelta{Text: "x"})}[0], 1, "⠋ 1s · 0 tokens · turn 1"},
 		{&[]events.Event{ev(events.ToolStarted{CallID: "a", Name: "bash"})}[0], 2, "⠋ 5s · 0 tokens · turn 1 · bash 3s"},
 		{&[]events.Event{ev(events.ToolStarted{CallID: "b", Name: "read\x1b[2J"})}[0], 6, "⠋ 7s · 0 tokens · turn 1 · read␛[2J 1s (+1 more)"},
@@ -217,7 +217,7 @@ func TestTextStatusLine(t *testing.T) {
 		time.Sleep(statusEvery)
 		synctest.Wait()
 		const clear = "\r\x1b[2K"
-		if got, want := both.String(), clear+"⠙ 0s · 0 tokens"; got != want {
+		if got, want := both.String(), clear+"⠙ 0s · starting"; got != want {
 			t.Fatalf("after %s: %q, want %q", statusEvery, got, want)
 		}
 		_ = p.print(ev(events.ToolStarted{CallID: "a", Name: "bash", Input: json.RawMessage(`{}`)}))
@@ -300,12 +300,12 @@ func TestTextQuiet(t *testing.T) {
 		if err == nil || err.Error() != "refused" {
 			t.Errorf("quiet(f) = %v, want f's error", err)
 		}
-		if !strings.HasSuffix(before, "\r\x1b[2K⠙ 0s · 0 tokens\r\x1b[2K") || during != "" {
+		if !strings.HasSuffix(before, "\r\x1b[2K⠙ 0s · starting\r\x1b[2K") || during != "" {
 			t.Errorf("before asking: %q, while asking: %q; want the status line cleared, then nothing", before, during)
 		}
 		time.Sleep(statusEvery)
 		synctest.Wait()
-		if s := both.String(); !strings.HasSuffix(s, "\r\x1b[2K⠋ 2s · 0 tokens") {
+		if s := both.String(); !strings.HasSuffix(s, "\r\x1b[2K⠋ 2s · starting") {
 			t.Errorf("after the question: %q, want the status line back", s)
 		}
 		var nilPrinter *textPrinter

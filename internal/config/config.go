@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -220,8 +221,11 @@ func Locate(getenv func(string) string) (path string, required bool, err error) 
 
 // Load reads and parses the file at path (see Parse). A missing file is
 // an error when required, else a File with Found false and no values.
+//
+// At most MaxFileBytes are read: more (a huge file, /dev/zero) is an
+// error, not a read that ends only when memory does.
 func Load(path string, required bool, s Schema) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if errors.Is(err, os.ErrNotExist) && !required {
 		return &File{Path: path}, nil
 	}
@@ -232,6 +236,28 @@ func Load(path string, required bool, s Schema) (*File, error) {
 		return nil, &Error{Path: path, Msg: fmt.Sprintf("cannot read it: %v", unwrapPath(err))}
 	}
 	return Parse(data, path, s)
+}
+
+// MaxFileBytes is the largest config file hub reads: far more than any
+// settings file holds.
+const MaxFileBytes = 1 << 20
+
+// readFile reads path, at most MaxFileBytes of it. /dev/null is an
+// empty file (the way to run without one).
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("longer than %d bytes: not a config file", MaxFileBytes)}
+	}
+	return data, nil
 }
 
 func unwrapPath(err error) error {

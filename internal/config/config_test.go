@@ -328,6 +328,15 @@ func TestLocateAndLoad(t *testing.T) {
 	if _, err := config.Load(other, false, schema); !errors.As(err, &ce) || ce.Path != other {
 		t.Errorf("Load(a directory) = %v, want a *config.Error naming it", err)
 	}
+	// A file longer than MaxFileBytes, or one that never ends, is an
+	// error, read no further than the cap.
+	big := filepath.Join(dir, "big.toml")
+	os.WriteFile(big, []byte("# "+strings.Repeat("x", config.MaxFileBytes)+"\n"), 0o644)
+	for _, p := range []string{big, "/dev/zero"} {
+		if _, err := config.Load(p, true, schema); !errors.As(err, &ce) || ce.Path != p || !strings.Contains(err.Error(), "longer than") {
+			t.Errorf("Load(%s) = %v, want a *config.Error saying it is too long", p, err)
+		}
+	}
 	// /dev/null is an empty file: the way to run without one.
 	if f, err := config.Load(os.DevNull, true, schema); err != nil || !f.Found || len(f.TopValues()) != 0 {
 		t.Errorf("Load(/dev/null) = %+v, %v; want an empty file", f, err)
