@@ -445,20 +445,22 @@ func showFileValue(v config.Value) string {
 	return showValue(v.Any)
 }
 
+// showValue is v for the terminal: its control characters shown, not
+// sent (harmless), as a file's value may hold any ("\u001b[2J").
 func showValue(v any) string {
 	switch x := v.(type) {
 	case string:
 		if x == "" {
 			return "-"
 		}
-		return x
+		return harmless(x)
 	case []string:
 		if len(x) == 0 {
 			return "-"
 		}
-		return strings.Join(x, ", ")
+		return harmless(strings.Join(x, ", "))
 	}
-	return fmt.Sprint(v)
+	return harmless(fmt.Sprint(v))
 }
 
 // configJSON is `hub config --json`.

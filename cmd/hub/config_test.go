@@ -295,6 +295,18 @@ model = "claude-model"
 
 // urfave/cli's IsSet is true for a value that came from a flag's EnvVar:
 // applyConfig relies on it (and on commandLineFlags to tell the two apart).
+// A value in the file is shown, not sent: its ESC cannot clear the
+// terminal of `hub config` or `hub doctor`.
+func TestConfigShowsControlsHarmless(t *testing.T) {
+	writeConfig(t, `model = "a\u001b[2Jb"`)
+	for _, args := range [][]string{{"config"}, {"doctor", "--version-timeout", "1s", "claude"}} {
+		_, out, errOut := hub(t, "", args...)
+		if strings.Contains(out+errOut, "\x1b") || !strings.Contains(out, "a␛[2Jb") {
+			t.Errorf("hub %s: stdout %q stderr %q; want the model shown as a␛[2Jb, no ESC", strings.Join(args, " "), out, errOut)
+		}
+	}
+}
+
 func TestIsSetFromEnvVar(t *testing.T) {
 	t.Setenv("HUB_TEST_ISSET", "5s")
 	var fromEnv, unset bool

@@ -275,7 +275,7 @@ func (o doctorOptions) agentConfigSummary(name string) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s=%v (%s)", s.Name, s.Value, s.Origin))
 	}
-	return strings.Join(parts, ", ")
+	return harmless(strings.Join(parts, ", ")) // a file's value may hold any control character
 }
 
 func versionArgs(info adapters.Info) []string {
