@@ -13,7 +13,7 @@ import (
 // writes no escape byte at all.
 type console struct {
 	// status draws the live status line on stderr: stderr is a terminal
-	// that is not "dumb".
+	// that is not "dumb", and stdout is not a pipe or socket.
 	status bool
 	// shared says stdout and stderr are one file (the same terminal, or
 	// `2>&1` into one pipe or file): a line on stderr must not start in
@@ -51,7 +51,10 @@ func newConsole(stdout, stderr io.Writer, colorMode string, getenv func(string) 
 	outFile, _ := stdout.(*os.File)
 	dumb := getenv("TERM") == "dumb"
 	tty := errFile != nil && term.IsTerminal(int(errFile.Fd()))
-	c.status = tty && !dumb
+	// A pipe on stdout may lead back to this terminal (`| tee`, `| less`):
+	// what its reader writes there would land on the status line and be
+	// erased by the next redraw, so there is no status line then.
+	c.status = tty && !dumb && !isPipe(outFile)
 	c.shared = sameFile(outFile, errFile)
 	switch colorMode {
 	case "always":
@@ -85,4 +88,13 @@ func sameFile(a, b *os.File) bool {
 		return false
 	}
 	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
+}
+
+// isPipe reports whether f is a pipe or a socket.
+func isPipe(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
 }

@@ -164,8 +164,9 @@ func TestTerminalStatusLine(t *testing.T) {
 }
 
 // runWithTerminalStderr runs hub with its stderr on a new pseudo-terminal
-// and stdout on a pipe, and returns what each received.
-func runWithTerminalStderr(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+// and stdout on a pipe (pipedStdout) or a file, and returns what each
+// received.
+func runWithTerminalStderr(t *testing.T, pipedStdout bool, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -179,7 +180,16 @@ func runWithTerminalStderr(t *testing.T, env []string, args ...string) (stdout, 
 	var out bytes.Buffer
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0", "NO_COLOR=", "TERM=xterm-256color"), env...)
-	cmd.Stdout, cmd.Stderr = &out, tty
+	cmd.Stdout, cmd.Stderr = &out, tty // stdout a pipe
+	outFile := filepath.Join(t.TempDir(), "stdout")
+	if !pipedStdout {
+		f, err := os.Create(outFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdout = f // `> answer.txt`
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +214,13 @@ func runWithTerminalStderr(t *testing.T, env []string, args ...string) (stdout, 
 	case <-time.After(time.Minute):
 		t.Fatal("the terminal's output never ended")
 	}
+	if !pipedStdout {
+		b, err := os.ReadFile(outFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(b)
+	}
 	return out.String(), stderr, cmd.ProcessState.ExitCode()
 }
 
@@ -223,16 +240,20 @@ func TestTerminalColorAndEscapes(t *testing.T) {
 		name             string
 		env, flags       []string
 		colour, controls bool // SGR sequences; the status line's \r ESC[2K
+		pipe             bool // stdout a pipe, not a file
 	}{
 		{name: "auto", colour: true, controls: true},
 		{name: "NO_COLOR", env: []string{"NO_COLOR=1"}, controls: true},
 		{name: "--color never", flags: []string{"--color", "never"}, controls: true},
 		{name: "--color always beats NO_COLOR", env: []string{"NO_COLOR=1"}, flags: []string{"--color", "always"}, colour: true, controls: true},
 		{name: "TERM=dumb", env: []string{"TERM=dumb"}},
+		// `| tee`, `| less`: the pipe's reader may write to this terminal,
+		// on the status line, where a redraw would erase it.
+		{name: "stdout a pipe", pipe: true, colour: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errs, code := runWithTerminalStderr(t, tt.env, append(append(append([]string{}, args...), tt.flags...), "--", "go")...)
+			out, errs, code := runWithTerminalStderr(t, tt.pipe, tt.env, append(append(append([]string{}, args...), tt.flags...), "--", "go")...)
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errs)
 			}
