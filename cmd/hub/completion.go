@@ -130,6 +130,7 @@ func completionCommand() *cli.Command {
 func fishCompletion() (string, error) {
 	app := newApp(nil, nil, nil, nil)
 	app.HideHelpCommand = true
+	app.HideVersion = true // hub has its own --version; urfave's would add a -v that hub refuses
 	app.Commands = append(app.Commands, &cli.Command{Name: "help", Aliases: []string{"h"}, Usage: "show the commands, or one command's help"})
 	return app.ToFishCompletion()
 }

@@ -192,8 +192,10 @@ COMP_WORDS=(hub run --ag); COMP_CWORD=2; _hub_cli_bash_autocomplete; printf '%s\
 			[]string{"_hub_cli_zsh_autocomplete"}},
 		{"fish", `hub completion fish | source
 complete -C 'hub ru' | string replace -r '\t.*' ''
-complete -C 'hub run --ag' | string replace -r '\t.*' ''`,
-			[]string{"run", "--agent", "--agent-retries"}},
+complete -C 'hub run --ag' | string replace -r '\t.*' ''
+complete -C 'hub -' | string replace -r '\t.*' ''`,
+			// hub's own flags, once each: no -v (hub refuses it)
+			[]string{"run", "--agent", "--agent-retries", "-h", "--help", "--version"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.shell, func(t *testing.T) {
