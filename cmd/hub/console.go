@@ -5,6 +5,7 @@ import (
 	"os"
 	"syscall"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -25,6 +26,11 @@ type console struct {
 	// is cut to it so that it never wraps (a wrapped line cannot be
 	// redrawn in place).
 	width func() int
+	// foreground says hub is in the terminal's foreground process group;
+	// nil is always. A background job (`hub run … > out &`) draws no
+	// status line: it would erase the shell's prompt and what is typed
+	// after it, four times a second.
+	foreground func() bool
 }
 
 // colorModes are --color's values.
@@ -72,6 +78,10 @@ func newConsole(stdout, stderr io.Writer, colorMode string, getenv func(string) 
 				return 0
 			}
 			return w
+		}
+		c.foreground = func() bool {
+			pgrp, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+			return err != nil || pgrp == unix.Getpgrp()
 		}
 	}
 	return c

@@ -131,9 +131,9 @@ func (p *textPrinter) quiet(f func() error) error {
 }
 
 // draw puts the status line on the screen, unless a line of the answer is
-// open there or a question is being asked (quiet).
+// open there, a question is being asked (quiet) or hub is a background job.
 func (p *textPrinter) draw() {
-	if p.status == nil || p.midLine || p.held > 0 {
+	if p.status == nil || p.midLine || p.held > 0 || (p.con.foreground != nil && !p.con.foreground()) {
 		return
 	}
 	line := p.status.line(p.now(), p.frame, p.con.width())

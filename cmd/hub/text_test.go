@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -313,5 +314,27 @@ func TestTextQuiet(t *testing.T) {
 			t.Errorf("nil printer: quiet = %v", err)
 		}
 		nilPrinter.close()
+	})
+}
+
+// A background job (`hub run … > out &`) draws no status line, which
+// would erase the shell's prompt; brought to the foreground, it draws.
+func TestTextStatusBackground(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var both syncBuf
+		var fg atomic.Bool
+		p := newTextPrinter(&both, &both, false, console{status: true, width: func() int { return 80 }, foreground: fg.Load})
+		defer p.close()
+		time.Sleep(4 * statusEvery)
+		synctest.Wait()
+		if s := both.String(); s != "" {
+			t.Fatalf("in the background: %q, want nothing", s)
+		}
+		fg.Store(true)
+		time.Sleep(statusEvery)
+		synctest.Wait()
+		if s := both.String(); !strings.HasPrefix(s, "\r\x1b[2K") || !strings.HasSuffix(s, " 1s · starting") {
+			t.Fatalf("in the foreground: %q, want the status line", s)
+		}
 	})
 }
