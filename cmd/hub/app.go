@@ -31,6 +31,12 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
+// cancelledError is a command that a signal stopped before it started
+// anything: exit status 130 (cancelled), its message printed.
+type cancelledError struct{ msg string }
+
+func (e cancelledError) Error() string { return e.msg }
+
 // exitError carries a run's bin to exitCode.
 type exitError struct{ err *events.Error }
 
@@ -66,11 +72,14 @@ func exitCode(err error) int {
 	var ee exitError
 	var ue usageError
 	var se statusError
+	var ce cancelledError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &se):
 		return se.code
+	case errors.As(err, &ce):
+		return events.BinCancelled.ExitCode()
 	case errors.As(err, &ee):
 		return ee.err.Bin.ExitCode()
 	case errors.As(err, &ue):

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,17 +149,33 @@ func notNegative(v config.Value) error {
 // loadConfig reads the config file: $HUB_CONFIG (which must exist), else
 // config.DefaultName in the user's config directory (no file there is an
 // empty File with Found false). A bad file is a usage error naming the
-// file, line and key.
-func loadConfig() (*config.File, error) {
+// file, line and key. The read ends with ctx (hub's signals) as a
+// cancelledError: HUB_CONFIG may name a FIFO (`HUB_CONFIG=<(…)`) that
+// nobody writes, whose read cannot be interrupted; it is left behind,
+// blocked, and hub exits.
+func loadConfig(ctx context.Context) (*config.File, error) {
 	path, required, err := config.Locate(os.Getenv)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	f, err := config.Load(path, required, configSchema())
-	if err != nil {
-		return nil, usagef("%v", err)
+	type loaded struct {
+		f   *config.File
+		err error
 	}
-	return f, nil
+	done := make(chan loaded, 1)
+	go func() {
+		f, err := config.Load(path, required, configSchema())
+		done <- loaded{f, err}
+	}()
+	select {
+	case l := <-done:
+		if l.err != nil {
+			return nil, usagef("%v", l.err)
+		}
+		return l.f, nil
+	case <-ctx.Done():
+		return nil, cancelledError{fmt.Sprintf("stopped while reading the config file %s (%v): nothing was started", path, context.Cause(ctx))}
+	}
 }
 
 // setting is one effective setting of a run: its value (as the flag holds
@@ -262,7 +279,7 @@ func applyConfig(c *cli.Context, f *config.File) (resolved, error) {
 // environment set, and its env variables before --env's (a later K=V
 // wins, so --env replaces the file's variable of the same name).
 func configuredRunOptions(c *cli.Context) (runOptions, error) {
-	f, err := loadConfig()
+	f, err := loadConfig(c.Context)
 	if err != nil {
 		return runOptions{}, err
 	}
@@ -386,7 +403,7 @@ func configCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return usagef("%s takes no arguments (it takes hub run's flags, and no prompt), got %q", c.Command.Name, c.Args().Slice())
 			}
-			f, err := loadConfig()
+			f, err := loadConfig(c.Context)
 			if err != nil {
 				return err
 			}

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -379,7 +381,7 @@ func TestConfigSchemaCoversRunFlags(t *testing.T) {
 // flags, HUB_BIN beating the file.
 func TestAgentSettings(t *testing.T) {
 	writeConfig(t, "model = \"top\"\nenv = [\"A=1\"]\n[agents.codex]\nbin = \"/opt/codex\"\nmodel = \"m\"\nenv = [\"K=secret\"]\n")
-	f, err := loadConfig()
+	f, err := loadConfig(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,5 +398,34 @@ func TestAgentSettings(t *testing.T) {
 	t.Setenv("HUB_BIN", "/env/bin")
 	if got, want := show("pi"), []string{"model=top top level", "bin=/env/bin env", "env=A top level"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("agentSettings(pi) with HUB_BIN = %q, want %q", got, want)
+	}
+}
+
+// TestConfigFIFOSignal: HUB_CONFIG naming a FIFO that nobody writes does
+// not hold hub: a SIGTERM while it reads ends it, exit 130, saying so.
+func TestConfigFIFOSignal(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "config.toml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(config.EnvVar, fifo)
+	bin, marker := notRun(t)
+	h := startHub(t, nil, "run", "--agent", "opencode", "--bin", bin, "x")
+	// Opening the writing end returns once hub has opened the FIFO to read
+	// it: hub is then waiting for a config that never comes.
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(t, time.Minute)
+	if code := h.cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(h.stderr.String(), "stopped while reading the config file "+fifo) {
+		t.Errorf("exit %d, stderr %q; want 130 naming the config file", code, h.stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the agent ran")
 	}
 }

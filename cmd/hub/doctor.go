@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -114,7 +115,11 @@ func doctorCommand() *cli.Command {
 				EnvAgent:       os.Getenv("HUB_AGENT"),
 				EnvBin:         os.Getenv("HUB_BIN"),
 			}
-			o.Config, o.ConfigErr = loadConfig()
+			o.Config, o.ConfigErr = loadConfig(c.Context)
+			var ce cancelledError
+			if errors.As(o.ConfigErr, &ce) {
+				return ce
+			}
 			if err := o.check(); err != nil {
 				return err
 			}

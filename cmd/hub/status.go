@@ -27,7 +27,8 @@ type liveStatus struct {
 	tokens   int64    // input, output, cache read and write so far
 	cost     *float64 // USD so far; nil when unknown
 	usage    bool     // a usage event came: cost is known or known to be unknown
-	turns    int      // model turns begun
+	turns    int      // model turns begun (shown), never fewer than usages
+	usages   int      // usage events: the turns run.finished counts
 	turnOpen bool     // the current turn has not yet reported its usage
 	running  []runningTool
 }
@@ -50,7 +51,11 @@ func (s *liveStatus) observe(ev events.Event, now time.Time) {
 	case events.TextDelta, events.Message, events.Reasoning:
 		s.beginTurn()
 	case events.ToolStarted:
-		s.beginTurn()
+		// A tool call runs after its turn's usage in some CLIs (pi): it
+		// begins no turn of its own, but the first turn may begin with it.
+		if s.turns == 0 {
+			s.beginTurn()
+		}
 		s.running = append(s.running, runningTool{id: b.CallID, name: b.Name, since: now})
 	case events.ToolFinished:
 		for i, t := range s.running {
@@ -60,7 +65,8 @@ func (s *liveStatus) observe(ev events.Event, now time.Time) {
 			}
 		}
 	case events.Usage:
-		s.beginTurn()
+		s.usages++
+		s.turns = max(s.turns, s.usages)
 		s.turnOpen = false
 		s.usage = true
 		s.tokens = b.Total.Sum()
@@ -68,7 +74,9 @@ func (s *liveStatus) observe(ev events.Event, now time.Time) {
 	}
 }
 
-// beginTurn counts a turn at its first event after the last turn's usage.
+// beginTurn counts a turn at its first text or reasoning event after the
+// last turn's usage, so that the turn shown is the one run.finished will
+// count (one per usage event).
 func (s *liveStatus) beginTurn() {
 	if !s.turnOpen {
 		s.turns++

@@ -335,9 +335,10 @@ func oneLine(s string, n int) string {
 // terminal: a control character other than newline and tab (ESC, which
 // starts every terminal control sequence, BEL, backspace, a C1 control
 // such as CSI U+009B) is written as its visible picture (ESC as "␛",
-// U+241B; a C1 control as U+FFFD), and a carriage return, which would
-// let a line overwrite the one before, is dropped. Text without such
-// characters is returned as it is.
+// U+241B; a C1 control, and a bidirectional override or isolate, as
+// U+FFFD), and a carriage return, which would let a line overwrite the
+// one before, is dropped. Text without such characters is returned as it
+// is.
 func harmless(s string) string {
 	clean := true
 	for _, r := range s {
@@ -367,9 +368,13 @@ func harmless(s string) string {
 	return b.String()
 }
 
-// isControl reports a C0 control but newline and tab, DEL, or a C1 control.
+// isControl reports a C0 control but newline and tab, DEL, a C1 control,
+// or a bidirectional embedding, override or isolate (U+202A–U+202E,
+// U+2066–U+2069), which reorder how the rest of the line is shown
+// ("Trojan Source", CVE-2021-42574).
 func isControl(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r < 0xa0)
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r < 0xa0) ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
 // binReason is "bin/reason", or "bin" when the bin has no reasons (internal).

@@ -24,6 +24,7 @@ func TestHarmless(t *testing.T) {
 		{"crlf\r\n", "crlf\n"},
 		{"csi \u009b2J", "csi \uFFFD2J"},
 		{"del\x7f", "del␡"},
+		{"if admin \u202e } \u2066x\u2069", "if admin \uFFFD } \uFFFDx\uFFFD"},
 		{"ünïcödé ✓", "ünïcödé ✓"},
 	}
 	for _, tt := range tests {
@@ -104,6 +105,10 @@ func TestLiveStatusLine(t *testing.T) {
 		{&[]events.Event{usage(1234, &cost)}[0], 9, "⠋ 9s · 1,234 tokens · $0.0123 · turn 1"},
 		{&[]events.Event{ev(events.Reasoning{Text: "hm"})}[0], 10, "⠋ 10s · 1,234 tokens · $0.0123 · turn 2"},
 		{&[]events.Event{usage(2000, nil)}[0], 11, "⠋ 11s · 2,000 tokens · cost unknown · turn 2"},
+		// A tool that runs after its turn's usage (pi) is still turn 2's.
+		{&[]events.Event{ev(events.ToolStarted{CallID: "c", Name: "bash"})}[0], 11, "⠋ 11s · 2,000 tokens · cost unknown · turn 2 · bash 0s"},
+		// A turn with only a usage event is counted at its usage.
+		{&[]events.Event{usage(2100, nil)}[0], 11, "⠋ 11s · 2,100 tokens · cost unknown · turn 3 · bash 0s"},
 	}
 	for i, st := range steps {
 		if st.ev != nil {
