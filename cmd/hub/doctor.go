@@ -142,6 +142,9 @@ func doctorCommand() *cli.Command {
 // that is not positive.
 func (o doctorOptions) check() error {
 	for _, n := range o.Names {
+		if name, ok := optionName(n); ok {
+			return usagef("doctor: flag %s after the agent names: put flags before them (hub doctor [flags] [AGENT...])", dashed(name))
+		}
 		if _, err := adapters.Lookup(n); err != nil {
 			return usagef("doctor: unknown agent %q (agents: %s)", n, strings.Join(adapters.Names(), ", "))
 		}
