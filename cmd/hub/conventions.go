@@ -177,6 +177,8 @@ func valueProblem(f cli.Flag, value, why string) string {
 		if why == "parse error" || strings.HasSuffix(why, "invalid syntax") {
 			return "want a number"
 		}
+	case *cli.BoolFlag:
+		return "want true or false (or 1 or 0)"
 	}
 	return why
 }

@@ -37,6 +37,7 @@ func TestUsageMessages(t *testing.T) {
 		{"", []string{"--verison"}, "hub: flag provided but not defined: --verison; did you mean --version?"},
 		{"", []string{"run", "--agent", "opencode", "--max-tokens", "many", "x"}, `hub: invalid value "many" for flag --max-tokens: want a whole number`},
 		{"HUB_MAX_TURNS=1.5", []string{"run", "--agent", "opencode", "x"}, `hub: invalid value "1.5" in environment variable "HUB_MAX_TURNS" (for --max-turns): want a whole number`},
+		{"HUB_TTY=yes", []string{"run", "--agent", "opencode", "x"}, `hub: invalid value "yes" in environment variable "HUB_TTY" (for --tty): want true or false (or 1 or 0)`},
 		{"", []string{"run", "--agent", "opencode", "--max-cost", "lots", "x"}, `hub: invalid value "lots" for flag --max-cost: want a number`},
 		{"", []string{"run", "--agent", "opencode", "--yes=maybe", "x"}, `hub: invalid value "maybe" for flag --yes: want true or false`},
 		{"", []string{"run", "--agent", "opencode", "--timeout"}, "hub: flag needs a value: --timeout"},
