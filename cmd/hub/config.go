@@ -411,12 +411,34 @@ func configCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkAsRun(c); err != nil {
+				return err
+			}
 			if c.Bool("json") {
 				return printConfigJSON(c.App.Writer, f, r)
 			}
 			return printConfig(c.App.Writer, f, r)
 		},
 	}
+}
+
+// checkAsRun refuses what hub run would refuse of the effective settings
+// (--output xml, --color blue, an unknown --agent), so that hub config
+// never shows as a run's settings what no run takes. Without an agent the
+// others are checked as for the first agent: plan's checks do not depend
+// on it.
+func checkAsRun(c *cli.Context) error {
+	o := newRunOptions(c)
+	if o.Agent == "" {
+		o.Agent = adapters.Names()[0]
+	}
+	if o.PromptFile == "" {
+		o.Args, o.DashDash = []string{"prompt"}, true
+	}
+	if _, err := o.plan(); err != nil {
+		return usagef("config: a run would refuse these settings: %s", strings.TrimPrefix(err.Error(), "run: "))
+	}
+	return nil
 }
 
 func printConfig(w io.Writer, f *config.File, r resolved) error {

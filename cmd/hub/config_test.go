@@ -429,3 +429,33 @@ func TestConfigFIFOSignal(t *testing.T) {
 		t.Error("the agent ran")
 	}
 }
+
+// TestConfigRefusesWhatRunRefuses: hub config does not show as a run's
+// settings what hub run would refuse, from a flag, a variable or the file.
+func TestConfigRefusesWhatRunRefuses(t *testing.T) {
+	writeConfig(t, "color = \"auto\"\n")
+	for _, tt := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", []string{"config", "--output", "xml"}, `--output must be text, jsonl, json or answer, not "xml"`},
+		{"", []string{"config", "--agent", "bogus"}, `unknown --agent "bogus"`},
+		{"HUB_COLOR=blue", []string{"config"}, `--color must be auto, always or never, not "blue"`},
+		{"", []string{"config", "--confirm", "--yes"}, "give one of them"},
+	} {
+		if k, v, ok := strings.Cut(tt.env, "="); ok {
+			t.Setenv(k, v)
+		}
+		code, out, errOut := hub(t, "", tt.args...)
+		if want := "hub: config: a run would refuse these settings: "; code != 2 || out != "" || !strings.HasPrefix(errOut, want) || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%s hub %q = exit %d, stdout %q, stderr %q; want 2 and %q", tt.env, tt.args, code, out, errOut, tt.want)
+		}
+		if k, _, ok := strings.Cut(tt.env, "="); ok {
+			os.Unsetenv(k)
+		}
+	}
+	if code, _, errOut := hub(t, "", "config", "--agent", "pi", "--prompt-file", "p.txt"); code != 0 {
+		t.Errorf("hub config with valid settings = exit %d (%s), want 0", code, errOut)
+	}
+}
