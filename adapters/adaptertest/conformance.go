@@ -232,10 +232,7 @@ func Conformance(t *testing.T, a Agent) {
 	if a.Configure == nil {
 		t.Fatal("Agent.Configure is nil: nothing points the CLI at the mock server")
 	}
-	for _, sc := range []struct {
-		name string
-		run  func(*testing.T, Agent)
-	}{
+	runScenarios(t, a, []scenario{
 		{"Text", conformText},
 		{"Tool", conformTool},
 		{"BigUsage", conformBigUsage},
@@ -247,7 +244,19 @@ func Conformance(t *testing.T, a Agent) {
 		{"FinalAnswer", conformFinalAnswer},
 		{"AgentRetries", conformAgentRetries},
 		{"FailFast", conformFailFast},
-	} {
+	})
+}
+
+// scenario is one of Conformance's subtests.
+type scenario struct {
+	name string
+	run  func(*testing.T, Agent)
+}
+
+// runScenarios runs each scenario as a parallel subtest of its name,
+// skipping those a.Skip names.
+func runScenarios(t *testing.T, a Agent, scs []scenario) {
+	for _, sc := range scs {
 		t.Run(sc.name, func(t *testing.T) {
 			if why, ok := a.Skip[sc.name]; ok {
 				t.Skip(why)
@@ -276,21 +285,7 @@ func ConformanceTTY(t *testing.T, a Agent) {
 		configure(t, e)
 		e.TTY = true
 	}
-	for _, sc := range []struct {
-		name string
-		run  func(*testing.T, Agent)
-	}{
-		{"Text", conformText},
-		{"Tool", conformTool},
-	} {
-		t.Run(sc.name, func(t *testing.T) {
-			if why, ok := a.Skip[sc.name]; ok {
-				t.Skip(why)
-			}
-			t.Parallel()
-			sc.run(t, a)
-		})
-	}
+	runScenarios(t, a, []scenario{{"Text", conformText}, {"Tool", conformTool}})
 }
 
 // WantOK fails t unless r is a success (fatally) with text (unless ""), a
