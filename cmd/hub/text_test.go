@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -139,24 +137,6 @@ func TestLiveStatusLine(t *testing.T) {
 	}
 }
 
-// syncBuf is a bytes.Buffer safe for the printer's two writers.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 var okFinish = ev(events.RunFinished{OK: true, Usage: events.Tokens{Input: 3, Output: 4}, Turns: 1, DurationMS: 1500})
 
 // TestTextCleanLines: when stdout and stderr are one place (console.shared,
@@ -164,7 +144,7 @@ var okFinish = ev(events.RunFinished{OK: true, Usage: events.Tokens{Input: 3, Ou
 // a line of their own, the answer's text goes on after them, and the
 // model's escape sequences arrive as text.
 func TestTextCleanLines(t *testing.T) {
-	var both syncBuf
+	var both syncBuffer
 	p := newTextPrinter(&both, &both, false, console{shared: true, width: func() int { return 0 }})
 	for _, e := range []events.Event{
 		ev(events.TextDelta{Text: "Hello wor"}),
@@ -190,7 +170,7 @@ func TestTextCleanLines(t *testing.T) {
 // with stderr), the answer is exactly the model's text and a newline, and
 // no line break is added to it for the stderr lines.
 func TestTextSeparateStreams(t *testing.T) {
-	var out, errb syncBuf
+	var out, errb syncBuffer
 	p := newTextPrinter(&out, &errb, false, console{width: func() int { return 0 }})
 	for _, e := range []events.Event{
 		ev(events.TextDelta{Text: "Hello wor"}),
@@ -217,7 +197,7 @@ func TestTextSeparateStreams(t *testing.T) {
 // goroutine is gone after close (synctest fails a bubble that leaves one).
 func TestTextStatusLine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var both syncBuf
+		var both syncBuffer
 		p := newTextPrinter(&both, &both, false, console{status: true, shared: true, width: func() int { return 80 }})
 		defer p.close()
 		time.Sleep(statusEvery)
@@ -266,7 +246,7 @@ func TestTextStatusLine(t *testing.T) {
 // there is no escape byte.
 func TestTextColor(t *testing.T) {
 	for _, on := range []bool{true, false} {
-		var out, errb syncBuf
+		var out, errb syncBuffer
 		p := newTextPrinter(&out, &errb, false, console{color: on, width: func() int { return 0 }})
 		_ = p.print(ev(events.ToolStarted{Name: "bash", Input: json.RawMessage(`{}`)}))
 		_ = p.print(ev(events.Notice{Kind: events.NoticeRetry, Message: "again"}))
@@ -289,7 +269,7 @@ func TestTextColor(t *testing.T) {
 // the status line is cleared and not redrawn; it comes back after.
 func TestTextQuiet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var both syncBuf
+		var both syncBuffer
 		p := newTextPrinter(&both, &both, false, console{status: true, shared: true, width: func() int { return 80 }})
 		defer p.close()
 		time.Sleep(statusEvery)
@@ -326,7 +306,7 @@ func TestTextQuiet(t *testing.T) {
 // would erase the shell's prompt; brought to the foreground, it draws.
 func TestTextStatusBackground(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var both syncBuf
+		var both syncBuffer
 		var fg atomic.Bool
 		p := newTextPrinter(&both, &both, false, console{status: true, width: func() int { return 80 }, foreground: fg.Load})
 		defer p.close()
