@@ -290,10 +290,7 @@ func (e *errWriter) Write(p []byte) (int, error) {
 // func reports whether that happened, and stops watching.
 func watchClosed(w io.Writer, onClose func()) func() bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return func() bool { return false }
-	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+	if !ok || !isPipe(f) {
 		return func() bool { return false }
 	}
 	rc, err := f.SyscallConn()
