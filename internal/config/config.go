@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -283,7 +282,7 @@ func Parse(data []byte, path string, s Schema) (*File, error) {
 		}
 		return nil, &Error{Path: path, Msg: err.Error()}
 	}
-	p := parser{data: string(data), path: path, dir: filepath.Dir(path), schema: s}
+	p := parser{path: path, dir: filepath.Dir(path), schema: s, lines: keyLines(string(data))}
 	f := &File{Path: path, Found: true, top: map[string]Value{}}
 	for _, k := range p.keys(raw, nil) {
 		name := k[0]
@@ -315,7 +314,7 @@ func errorLine(data []byte, pos toml.Position) int {
 }
 
 type parser struct {
-	data   string
+	lines  map[string]int // each key's line (keyLines), by toml.Key.String
 	path   string
 	dir    string
 	schema Schema
@@ -515,25 +514,41 @@ func tomlType(v any) string {
 	}
 }
 
-// line returns the line of key in the file, 0 if unknown. BurntSushi's
-// decoder keeps every key's position but gives it out only in the
-// ParseError of a value that refuses to decode: line decodes the file once
-// more into a struct that has only key, whose value always refuses.
-func (p parser) line(key toml.Key) int {
-	t := reflect.TypeFor[probe]()
-	for i := len(key) - 1; i >= 0; i-- {
-		name := key[i]
-		if strings.ContainsAny(name, ",") || name == "-" { // not expressible as a toml tag
-			return 0
+// line returns the line of key in the file, 0 if unknown.
+func (p parser) line(key toml.Key) int { return p.lines[key.String()] }
+
+// keyLines returns the line of every key (and table) of data, a file that
+// parses, by toml.Key.String. BurntSushi's decoder keeps every key's
+// position but gives it out only in the ParseError of a value that refuses
+// to decode: keyLines decodes the file once, keeping each value undecoded
+// (toml.Primitive), and decodes each of them into a probe that always
+// refuses, which costs no second parse; a table's values are reached the
+// same way.
+func keyLines(data string) map[string]int {
+	lines := map[string]int{}
+	var top map[string]toml.Primitive
+	md, err := toml.Decode(data, &top)
+	if err != nil {
+		return lines
+	}
+	var walk func(table map[string]toml.Primitive, prefix toml.Key)
+	walk = func(table map[string]toml.Primitive, prefix toml.Key) {
+		for name, prim := range table {
+			key := append(slices.Clone(prefix), name)
+			var pe toml.ParseError
+			if err := md.PrimitiveDecode(prim, &probe{}); errors.As(err, &pe) && pe.Message == errProbe.Error() {
+				lines[key.String()] = pe.Position.Line
+			}
+			// A table (even one only implied by [agents.codex], which
+			// has no type of its own in the metadata) decodes into a map.
+			var sub map[string]toml.Primitive
+			if md.PrimitiveDecode(prim, &sub) == nil {
+				walk(sub, key)
+			}
 		}
-		t = reflect.StructOf([]reflect.StructField{{Name: "F", Type: t, Tag: reflect.StructTag("toml:" + strconv.Quote(name))}})
 	}
-	_, err := toml.Decode(p.data, reflect.New(t).Interface())
-	var pe toml.ParseError
-	if errors.As(err, &pe) && pe.Message == errProbe.Error() && pe.LastKey == key.String() {
-		return pe.Position.Line
-	}
-	return 0
+	walk(top, nil)
+	return lines
 }
 
 type probe struct{}
