@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -418,9 +419,18 @@ func (e *Env) Write(t testing.TB, name, data string) string {
 
 // ShellInit makes every command the agent's shell tool runs from now on
 // source script first, the way the agent's [Shell] allows: $BASH_ENV for
-// ShellBashEnv, ~/.bash_profile for ShellLogin.
+// ShellBashEnv, ~/.bash_profile for ShellLogin. script is bash, and so
+// is the shell the CLI starts: SHELL names bash, because a CLI picks its
+// shell from $SHELL and, without it, may take zsh where it is installed
+// (Claude Code 2.1.328 does: its Bash tool then ran in zsh, which reads
+// neither file, and the tool ran unchanged).
 func (e *Env) ShellInit(t testing.TB, script string) {
 	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Env = append(e.Env, "SHELL="+bash)
 	switch e.Agent.Shell {
 	case ShellLogin:
 		e.Write(t, filepath.Join("home", ".bash_profile"), script)
