@@ -84,6 +84,9 @@ type Info struct {
 	// permission watch lets it through at any level), and an outcome with
 	// no Answer gave no structured answer, whatever its text.
 	AnswerTool string
+	// CallerCommand says the caller gives the agent's command, Request.Bin
+	// and Request.Args (adapters/acp): there is no default binary.
+	CallerCommand bool
 }
 
 // Install is a detected agent binary.
@@ -117,6 +120,11 @@ type Request struct {
 	Resume string // session id to resume; "" for a new session
 	Cwd    string // working directory; "" for hub's
 	Bin    string // the agent binary: a path or a name in PATH; "" for the default
+	// Args are the agent's arguments, for an agent whose whole command the
+	// caller gives (Info.CallerCommand: an ACP agent, `--acp-command "opencode
+	// acp"` is Bin "opencode", Args ["acp"]); a run of any other agent with
+	// Args is refused (invalid_input/bad_request).
+	Args []string
 	// Env is extra K=V pairs for the agent's environment; they win over
 	// hub's own environment and the adapter's additions.
 	Env    []string

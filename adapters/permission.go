@@ -227,7 +227,8 @@ func (w *permissionGuard) hint(kind events.ToolKind) string {
 
 // inputPaths are the paths a write or edit call names in its input: the
 // agents' own keys (Claude Code file_path and notebook_path, OpenCode
-// filePath, pi path) and Codex's file_change changes[].path. Inputs that
+// filePath, pi path), Codex's file_change changes[].path and the
+// locations hub adds to an ACP call's input (normalize/acp). Inputs that
 // name none (a patch text) are left to the CLI's own enforcement.
 func inputPaths(input []byte) []string {
 	var out []string
@@ -239,6 +240,11 @@ func inputPaths(input []byte) []string {
 	}
 	for _, c := range r.Get("changes").Array() {
 		if v := c.Get("path"); v.Type == gjson.String && v.Str != "" {
+			out = append(out, v.Str)
+		}
+	}
+	for _, v := range r.Get("locations").Array() { // an ACP call's (normalize/acp)
+		if v.Type == gjson.String && v.Str != "" {
 			out = append(out, v.Str)
 		}
 	}

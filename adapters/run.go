@@ -128,6 +128,11 @@ func (r *runner) run(ctx context.Context) record {
 		return r.notStarted([]string{bin}, "", events.NewError(events.BinCancelled, events.ReasonCaller,
 			"nothing to do if you meant to stop it; run again to retry", "cancelled before %s started", bin), context.Cause(ctx))
 	}
+	if len(r.req.Args) > 0 && !ad.Info().CallerCommand {
+		return r.notStarted([]string{bin}, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"pass the agent's options through its own config, or run it as an ACP agent (--agent acp --acp-command …)",
+			"%s takes no arguments from the caller, got %q", r.req.Agent, r.req.Args), nil)
+	}
 	if err := checkSandboxRequest(r.req); err != nil {
 		return r.notStarted([]string{bin}, "", err, nil)
 	}
@@ -283,10 +288,15 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	errLines := &stderrLines{lock: lk, s: r.s}
 	lk.lock()
 	defer lk.unlock()
-	sup, err := proc.Launch(proc.Spec{
+	ps := proc.Spec{
 		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: env, Stdin: spec.Stdin,
 		Grace: req.Limits.GraceOrDefault(), Orphans: r.opt.orphans, Stderr: errLines, TTY: req.TTY,
-	})
+	}
+	conv, _ := dec.(Conversation)
+	if conv != nil {
+		ps.StdinPipe, ps.Stdin, ps.Interrupt = true, nil, conv.Interrupt
+	}
+	sup, err := proc.Launch(ps)
 	if errors.Is(err, proc.ErrGuard) {
 		return record{}, guardError(spec.Path, err)
 	}
@@ -317,6 +327,10 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	if started != nil {
 		started(sup.PID())
 	}
+	if conv != nil {
+		conv.Open(sup.Stdin())
+		defer conv.Close() // after Wait: the agent is gone, its stdout ended
+	}
 	// The wall-clock, idle and linger limits. They outlive the agent's
 	// stdout: an agent that closes stdout and keeps running is idle, and
 	// lingering.
@@ -326,7 +340,7 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	if r.s.sinkErr != nil { // the consumer is gone already
 		sup.Stop(sinkCause{r.s.sinkErr})
 	}
-	terminal := r.read(sup, timers, req.Limits.IdleTimeout > 0, lk)
+	terminal := r.read(sup, timers, req.Limits.IdleTimeout > 0, lk, conv)
 	lk.unlock()
 	exit := sup.Wait()
 	waited = true
@@ -379,7 +393,7 @@ func (r *runner) watch(ctx context.Context, sup *proc.Supervisor) func() {
 // full pipe. Once a guard stopped the run, or hub signalled the agent
 // (unless the agent had already reached its terminal event), later output is
 // read but not forwarded.
-func (r *runner) read(sup *proc.Supervisor, timers *budget.Timers, idle bool, lk *runLock) (terminal bool) {
+func (r *runner) read(sup *proc.Supervisor, timers *budget.Timers, idle bool, lk *runLock, conv Conversation) (terminal bool) {
 	var src io.Reader = sup.Stdout()
 	if r.opt.rawLog != nil {
 		src = io.TeeReader(src, &rawLog{w: r.opt.rawLog})
@@ -400,6 +414,9 @@ func (r *runner) read(sup *proc.Supervisor, timers *budget.Timers, idle bool, lk
 			}
 			_, _ = io.Copy(io.Discard, src)
 			return terminal
+		}
+		if conv != nil && !l.TooLong && len(l.Bytes) > 0 && l.Bytes[0] == '{' {
+			conv.Receive(l.Bytes)
 		}
 		if r.s.sinkErr == nil && !halted() {
 			if idle {

@@ -3,6 +3,7 @@
 package all
 
 import (
+	_ "github.com/hubcli/hub/adapters/acp"      // registers "acp"
 	_ "github.com/hubcli/hub/adapters/claude"   // registers "claude"
 	_ "github.com/hubcli/hub/adapters/codex"    // registers "codex"
 	_ "github.com/hubcli/hub/adapters/opencode" // registers "opencode"

@@ -39,6 +39,17 @@ type Spec struct {
 	// Stdin, when not nil, is written to the process's stdin, which is then
 	// closed. When nil, stdin is /dev/null: never inherited.
 	Stdin []byte
+	// StdinPipe, with Stdin nil, makes the process's stdin a pipe that
+	// stays open: the caller writes to it through Supervisor.Stdin (a
+	// protocol spoken over stdin and stdout, ACP) and closes it when done;
+	// Wait closes it too. A write after the process has gone fails (EPIPE).
+	StdinPipe bool
+	// Interrupt, when not nil, is how a Stop asks the process first to
+	// stop on its own terms (ACP's session/cancel): Stop calls it once, on
+	// a goroutine of its own, and sends the SIGTERM Grace later if the
+	// process has not exited by then; a Stop then takes up to twice Grace
+	// before the SIGKILL. Kill does not call it.
+	Interrupt func()
 	// Grace is the time between SIGTERM and SIGKILL in a stop, for every
 	// process of the tree; 0 sends SIGKILL right after SIGTERM.
 	Grace time.Duration
@@ -103,6 +114,9 @@ type Supervisor struct {
 	stderr *pipeReader
 	out    io.Reader // stdout as Stdout gives it
 	tail   *Tail
+	stdin  *os.File // the write end of Spec.StdinPipe, nil without
+	// interrupt is Spec.Interrupt, nil once called.
+	interrupt func()
 
 	mu      sync.Mutex
 	cause   error // the first Stop or Kill cause
@@ -191,14 +205,25 @@ func Launch(spec Spec) (*Supervisor, error) {
 	stderrR, stderrW, err2 := output()
 	ctlR, ctlW, err3 := pipe()
 	statusR, statusW, err4 := pipe()
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	var stdinR, stdinW *os.File
+	var err5 error
+	if spec.StdinPipe && spec.Stdin == nil {
+		stdinR, stdinW, err5 = pipe()
+	}
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		closeAll()
 		return nil, err
 	}
 	cmd := guardCommand(spec, path, []*os.File{ctlR, statusW, stdoutW, stderrW})
+	if stdinR != nil {
+		cmd.Stdin = stdinR // an *os.File: the guard's own fd 0, no copy
+	}
 	if err := guards.start(cmd); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("%w: starting %s: %w", ErrGuard, guardExe, err)
+	}
+	if stdinR != nil {
+		stdinR.Close()
 	}
 	stdoutW.Close()
 	stderrW.Close()
@@ -212,6 +237,7 @@ func Launch(spec Spec) (*Supervisor, error) {
 		cmd: cmd, orphan: spec.Orphans, grace: max(spec.Grace, 0), ctl: ctlW, status: bufio.NewReader(statusR),
 		stdout: newPipeReader(stdoutR, spec.TTY), stderr: newPipeReader(stderrR, spec.TTY), tail: &Tail{Max: tail},
 		exited: make(chan struct{}), guardDone: make(chan struct{}), pidfd: -1,
+		stdin: stdinW, interrupt: spec.Interrupt,
 	}
 	s.out = s.stdout
 	var errOut io.Reader = s.stderr
@@ -399,6 +425,17 @@ func (s *Supervisor) Stdout() io.Reader { return s.out }
 // StderrSoFar returns the stderr tail kept so far.
 func (s *Supervisor) StderrSoFar() string { return s.tail.String() }
 
+// Stdin is the process's stdin with Spec.StdinPipe, nil without. Writes
+// may come from any goroutine but must not overlap; Close ends the
+// process's input (Wait closes it too). Writes block while the pipe is
+// full (the process does not read).
+func (s *Supervisor) Stdin() io.WriteCloser {
+	if s.stdin == nil {
+		return nil
+	}
+	return s.stdin
+}
+
 // Exited is closed once the process has exited and been waited for.
 func (s *Supervisor) Exited() <-chan struct{} { return s.exited }
 
@@ -438,6 +475,31 @@ func (s *Supervisor) request(cause error, c byte) {
 		return
 	}
 	s.asked = true
+	if c == 't' && s.interrupt != nil {
+		// Ask first (Spec.Interrupt); the SIGTERM follows after the
+		// grace period unless the process has exited or been killed.
+		go s.interrupt()
+		s.interrupt = nil
+		time.AfterFunc(s.grace, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			select {
+			case <-s.exited:
+				return
+			default:
+			}
+			if !s.killed {
+				s.signal('t')
+			}
+		})
+		return
+	}
+	s.signal(c)
+}
+
+// signal sends c to the guard ('t' a stop, 'k' a kill) and watches that
+// it acts. s.mu is held.
+func (s *Supervisor) signal(c byte) {
 	s.killed = s.killed || c == 'k'
 	_, _ = s.ctl.Write([]byte{c})
 	// The guard reports the exit within the grace period (at once after a
@@ -479,6 +541,9 @@ func (s *Supervisor) Wait() Exit {
 		s.takeOver()
 	}
 	t.Stop()
+	if s.stdin != nil {
+		s.stdin.Close()
+	}
 	s.ctl.Close()
 	s.stdout.f.Close()
 	s.stderr.f.Close()

@@ -1,0 +1,131 @@
+// Package acp is hub's adapter for any agent that speaks the Agent Client
+// Protocol (ACP: JSON-RPC 2.0 over stdio, agentclientprotocol.com) —
+// OpenCode's `opencode acp`, Gemini CLI, goose, and the ACP adapters of
+// Claude Code, Codex and pi. The caller gives the agent's command
+// (Request.Bin and Request.Args; `hub run --agent acp --acp-command
+// "opencode acp"`); hub is the ACP client: it starts the agent under the
+// same supervisor as every agent, leads one conversation (initialize,
+// session/new or session/load, session/set_model with --model, one
+// session/prompt), answers the agent's requests (session/request_permission
+// and fs/* from the run's grant, inside --cwd; terminal/* refused), and asks
+// with session/cancel before it signals the agent. The protocol's plumbing
+// is github.com/coder/acp-go-sdk (v0.13.0); decoding the agent's updates
+// into events is normalize/acp.
+package acp
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+	acpnorm "github.com/hubcli/hub/normalize/acp"
+)
+
+// Name is the agent's name in hub.
+const Name = "acp"
+
+// MaxPromptBytes is the largest prompt hub sends an ACP agent: 8 MiB, in
+// one JSON-RPC line (ACP SDKs read lines of 10 MiB and more; agents vary).
+const MaxPromptBytes = 8 << 20
+
+// Adapter runs an ACP agent. Name and Info come from adapters.Base; Detect
+// only finds the command (ACP agents have no common --version: the version
+// an agent reports in its initialize answer goes into a notice).
+type Adapter struct{ adapters.Base }
+
+var _ adapters.Adapter = (*Adapter)(nil)
+var _ adapters.RequestChecker = (*Adapter)(nil)
+
+func init() { adapters.Register(&Adapter{adapters.NewBase(info)}) }
+
+// watched is how hub holds an ACP agent to a level it cannot tell the
+// agent: every permission request is answered by the level, and the watch
+// stops the run at a call outside it that the agent runs without asking.
+const watched = "each session/request_permission answered from the level (allow what it grants, reject the rest); fs/read_text_file inside --cwd"
+
+var info = adapters.Info{
+	Name:          Name,
+	InstallHint:   "",
+	CallerCommand: true,
+	ReportsCost:   true,
+	Grants: map[adapters.Permission]adapters.Grant{
+		adapters.PermissionNone: {How: adapters.Watched, Means: watched,
+			Note: "an agent that runs a tool without asking is stopped at its tool_call"},
+		adapters.PermissionReadOnly: {How: adapters.Watched, Means: watched,
+			Note: "an agent that runs a tool without asking (OpenCode's shell by default) is stopped at the call, which may have begun"},
+		adapters.PermissionWorkspaceWrite: {How: adapters.Watched, Means: watched + "; fs/write_text_file inside --cwd",
+			Note: "a shell can write anywhere, so shell calls are rejected; an agent that runs one without asking is stopped at the call"},
+		adapters.PermissionFull: {How: adapters.Native, Means: "every permission request allowed; fs/* anywhere"},
+	},
+}
+
+// Detect implements adapters.Adapter: it finds bin (Request.Bin, the
+// command's program) without running it. Errors are not_installed.
+func (a *Adapter) Detect(_ context.Context, bin string) (adapters.Install, error) {
+	if bin == "" {
+		return adapters.Install{}, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			`name the ACP agent's command: hub run --agent acp --acp-command "opencode acp" …`, "no ACP command given")
+	}
+	path, err := exec.LookPath(bin)
+	if err == nil {
+		if abs, aerr := filepath.Abs(path); aerr == nil {
+			path = abs
+		}
+		return adapters.Install{Path: path}, nil
+	}
+	if strings.ContainsRune(bin, '/') {
+		if fi, serr := os.Stat(bin); serr == nil {
+			what := "is not executable"
+			if fi.IsDir() {
+				what = "is a directory"
+			}
+			return adapters.Install{}, events.NewError(events.BinNotInstalled, events.ReasonNotExecutable,
+				"fix the file's permissions (chmod +x) or check --acp-command", "%s %s", bin, what)
+		}
+	}
+	return adapters.Install{}, events.NewError(events.BinNotInstalled, events.ReasonNotFound,
+		"install the ACP agent, or give its full path in --acp-command", "%s not found (the program of --acp-command)", bin)
+}
+
+// CheckRequest implements adapters.RequestChecker: an ACP run needs a
+// command, speaks JSON-RPC over pipes (not a terminal: --tty is refused),
+// and takes a prompt of at most MaxPromptBytes.
+func (a *Adapter) CheckRequest(req adapters.Request) error {
+	if req.Bin == "" {
+		_, err := a.Detect(context.Background(), "")
+		return err
+	}
+	if req.TTY {
+		return events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"run it without --tty: ACP is JSON-RPC over pipes", "--tty cannot carry the Agent Client Protocol (a terminal echoes and rewrites what it carries)")
+	}
+	_, err := adapters.PromptWithSchema(Name, req, MaxPromptBytes)
+	return err
+}
+
+// Command implements adapters.Adapter: the caller's command as given. The
+// prompt goes in session/prompt, not on the command line.
+func (a *Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
+	if err := a.CheckRequest(req); err != nil {
+		return adapters.Command{}, err
+	}
+	return adapters.Command{Path: inst.Path, Args: append([]string(nil), req.Args...)}, nil
+}
+
+// NewDecoder implements adapters.Adapter: the decoder of the agent's
+// updates and, for a live run, the conversation that leads the agent
+// (adapters.Conversation).
+func (a *Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
+	allow := adapters.ToolCheck(req, a.Info())
+	c := &conversation{req: req, allow: allow}
+	c.Decoder = acpnorm.New(acpnorm.Options{
+		Resume: req.Resume, Model: req.Model, Name: Name,
+		Allow: func(st events.ToolStarted) bool { return allow(st) == nil },
+	})
+	return c
+}

@@ -1,0 +1,332 @@
+// Package fakeacp is a scripted Agent Client Protocol agent for tests of
+// hub's ACP client (adapters/acp): the permission, cancel, hang, crash and
+// malformed-message cases a real agent cannot be made to play. A test
+// binary calls Main when EnvScenario is set (os/exec's helper-command
+// pattern); the process then speaks ACP (JSON-RPC 2.0, a message a line)
+// on stdin and stdout, written by hand rather than through an SDK so that
+// it can also write what no SDK would.
+//
+// The scenario is EnvScenario's value, or, when that is "prompt", the first
+// word of the prompt that names one (Scenarios). Every scenario answers
+// initialize and session/new first (but "auth", which refuses session/new);
+// what it does with session/prompt is its own. It owns no assertions.
+package fakeacp
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// EnvScenario selects the scenario (see Scenarios); "prompt" reads it from
+// the prompt.
+const EnvScenario = "HUB_FAKE_ACP"
+
+// EnvPIDFile is where the scenario grandchild writes its child's pid.
+const EnvPIDFile = "HUB_FAKE_ACP_PIDFILE"
+
+// Answer is the text the scenarios that answer give.
+const Answer = "Hello from the fake ACP agent."
+
+// Scenarios are the scenarios, each with what it does with the prompt.
+var Scenarios = map[string]string{
+	"text":       "streams Answer in three chunks, a thought, a plan, a usage_update of $0.0125 and end_turn with usage",
+	"write":      "asks permission to write the file named after the marker (an edit with that location), writes it when allowed, then answers",
+	"shell":      "asks permission to run a shell command, then answers whatever the answer",
+	"unasked":    "runs a shell tool without asking (tool_call in_progress), then answers",
+	"hang":       "never answers the prompt; on session/cancel answers cancelled at once",
+	"deaf":       "never answers the prompt, ignores session/cancel, SIGTERM and stdin's end",
+	"grandchild": "starts a child that ignores SIGTERM (its pid in EnvPIDFile), then hangs as deaf",
+	"crash":      "streams a chunk, then exits 3 without answering",
+	"malformed":  "writes a line that is not JSON, a truncated message and a message of neither kind, then answers",
+	"error":      "answers the prompt with a JSON-RPC error that carries a provider's 429",
+	"auth":       "refuses session/new with auth_required (-32000)",
+	"max_tokens": "answers with stopReason max_tokens",
+	"refusal":    "answers with stopReason refusal",
+	"read":       "reads the file named after the marker with fs/read_text_file and answers with what it got",
+	"load":       "answers session/load by replaying an old turn's text before the answer, then answers the prompt",
+	"stdin-eof":  "answers the prompt, then exits only when its stdin ends",
+}
+
+type agent struct {
+	out       *bufio.Writer
+	mu        sync.Mutex
+	nextID    int
+	pending   map[string]chan json.RawMessage
+	cancelled chan struct{}
+	once      sync.Once
+	scenario  string
+	cwd       string
+}
+
+type message struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  json.RawMessage `json:"error,omitempty"`
+}
+
+// Main plays the scenario named by EnvScenario until stdin ends (or the
+// scenario exits), then exits.
+func Main() {
+	a := &agent{out: bufio.NewWriter(os.Stdout), pending: map[string]chan json.RawMessage{},
+		cancelled: make(chan struct{}), scenario: os.Getenv(EnvScenario)}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	for in.Scan() {
+		var m message
+		if json.Unmarshal(in.Bytes(), &m) != nil {
+			continue
+		}
+		switch {
+		case m.Method == "" && m.ID != nil:
+			a.mu.Lock()
+			ch := a.pending[string(m.ID)]
+			a.mu.Unlock()
+			if ch != nil {
+				ch <- json.RawMessage(append([]byte(nil), in.Bytes()...))
+			}
+		case m.Method == "session/cancel":
+			a.once.Do(func() { close(a.cancelled) })
+		default:
+			go a.handle(m)
+		}
+	}
+	if a.scenario == "deaf" || a.scenario == "grandchild" {
+		select {} // ignores stdin's end
+	}
+	os.Exit(0)
+}
+
+func (a *agent) write(v any) {
+	b, _ := json.Marshal(v)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.out.Write(b)
+	a.out.WriteByte('\n')
+	a.out.Flush()
+}
+
+func (a *agent) raw(s string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.out.WriteString(s + "\n")
+	a.out.Flush()
+}
+
+func (a *agent) reply(id json.RawMessage, result any) {
+	a.write(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+func (a *agent) fail(id json.RawMessage, code int, msg string, data any) {
+	e := map[string]any{"code": code, "message": msg}
+	if data != nil {
+		e["data"] = data
+	}
+	a.write(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+}
+
+// request sends a request of the agent's and waits for its response, the
+// whole message.
+func (a *agent) request(method string, params any) json.RawMessage {
+	a.mu.Lock()
+	a.nextID++
+	id := fmt.Sprintf(`"agent-%d"`, a.nextID)
+	ch := make(chan json.RawMessage, 1)
+	a.pending[id] = ch
+	a.mu.Unlock()
+	a.write(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+	return <-ch
+}
+
+func (a *agent) update(u map[string]any) {
+	a.write(map[string]any{"jsonrpc": "2.0", "method": "session/update",
+		"params": map[string]any{"sessionId": "fake-session", "update": u}})
+}
+
+func text(kind, t string) map[string]any {
+	return map[string]any{"sessionUpdate": kind, "content": map[string]any{"type": "text", "text": t}}
+}
+
+func (a *agent) handle(m message) {
+	switch m.Method {
+	case "initialize":
+		a.reply(m.ID, map[string]any{"protocolVersion": 1, "agentInfo": map[string]any{"name": "fake-acp", "version": "0.1.0"},
+			"agentCapabilities": map[string]any{"loadSession": true}, "authMethods": []any{}})
+	case "session/new":
+		var p struct{ Cwd string }
+		_ = json.Unmarshal(m.Params, &p)
+		a.cwd = p.Cwd
+		if a.scenario == "auth" {
+			a.fail(m.ID, -32000, "Authentication required", nil)
+			return
+		}
+		a.reply(m.ID, map[string]any{"sessionId": "fake-session",
+			"models": map[string]any{"currentModelId": "fake/model", "availableModels": []any{map[string]any{"modelId": "fake/model", "name": "Fake"}}}})
+	case "session/load":
+		var p struct{ Cwd string }
+		_ = json.Unmarshal(m.Params, &p)
+		a.cwd = p.Cwd
+		a.update(text("user_message_chunk", "the old prompt"))
+		a.update(text("agent_message_chunk", "the old answer"))
+		a.update(map[string]any{"sessionUpdate": "usage_update", "used": 10, "size": 1000, "cost": map[string]any{"amount": 0.5, "currency": "USD"}})
+		a.reply(m.ID, map[string]any{})
+	case "session/set_model":
+		var p struct{ ModelID string }
+		_ = json.Unmarshal(m.Params, &p)
+		if p.ModelID != "fake/model" {
+			a.fail(m.ID, -32602, "Invalid params", map[string]any{"modelId": "unknown model " + p.ModelID})
+			return
+		}
+		a.reply(m.ID, map[string]any{})
+	case "session/prompt":
+		a.prompt(m)
+	default:
+		if m.ID != nil {
+			a.fail(m.ID, -32601, "Method not found", m.Method)
+		}
+	}
+}
+
+// promptText is the prompt's text.
+func promptText(params json.RawMessage) string {
+	var p struct {
+		Prompt []struct{ Type, Text string }
+	}
+	_ = json.Unmarshal(params, &p)
+	var b strings.Builder
+	for _, c := range p.Prompt {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// marker returns the word after "name:" in the prompt ("" if none).
+func marker(prompt, name string) string {
+	_, after, ok := strings.Cut(prompt, name+":")
+	if !ok {
+		return ""
+	}
+	return strings.Fields(after + " ")[0]
+}
+
+func (a *agent) endTurn(id json.RawMessage, reason string) {
+	a.reply(id, map[string]any{"stopReason": reason,
+		"usage": map[string]any{"inputTokens": 800, "outputTokens": 50, "cachedReadTokens": 200, "cachedWriteTokens": 0, "thoughtTokens": 5, "totalTokens": 1055}})
+}
+
+func (a *agent) answer(id json.RawMessage) {
+	for _, p := range []string{"Hello ", "from the fake ", "ACP agent."} {
+		a.update(text("agent_message_chunk", p))
+	}
+	a.update(map[string]any{"sessionUpdate": "usage_update", "used": 1055, "size": 128000, "cost": map[string]any{"amount": 0.0125, "currency": "USD"}})
+	a.endTurn(id, "end_turn")
+}
+
+func (a *agent) prompt(m message) {
+	prompt := promptText(m.Params)
+	sc := a.scenario
+	if sc == "prompt" || sc == "" {
+		for _, w := range strings.Fields(prompt) {
+			if _, ok := Scenarios[strings.TrimSuffix(w, ":")]; ok {
+				sc = strings.TrimSuffix(w, ":")
+				break
+			}
+		}
+	}
+	switch sc {
+	case "text", "load", "stdin-eof":
+		a.update(text("agent_thought_chunk", "Thinking it over."))
+		a.update(map[string]any{"sessionUpdate": "plan", "entries": []any{map[string]any{"content": "answer", "priority": "high", "status": "in_progress"}}})
+		a.answer(m.ID)
+	case "write", "shell":
+		path := filepath.Join(a.cwd, "out.txt")
+		if p := marker(prompt, "write"); p != "" {
+			path = p
+		}
+		kind, input := "edit", map[string]any{"filePath": path, "content": "written by fake acp\n"}
+		if sc == "shell" {
+			kind, input = "execute", map[string]any{"command": "echo hi > " + path}
+		}
+		a.update(map[string]any{"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": sc, "kind": kind, "status": "pending",
+			"rawInput": input, "locations": []any{map[string]any{"path": path}}})
+		res := a.request("session/request_permission", map[string]any{"sessionId": "fake-session",
+			"toolCall": map[string]any{"toolCallId": "call-1"},
+			"options": []any{
+				map[string]any{"optionId": "once", "name": "Allow once", "kind": "allow_once"},
+				map[string]any{"optionId": "always", "name": "Always", "kind": "allow_always"},
+				map[string]any{"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+			}})
+		var r struct {
+			Result struct {
+				Outcome struct{ Outcome, OptionID string } `json:"outcome"`
+			} `json:"result"`
+		}
+		_ = json.Unmarshal(res, &r)
+		if o := r.Result.Outcome; o.Outcome == "selected" && (o.OptionID == "once" || o.OptionID == "always") {
+			a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "in_progress"})
+			if err := os.WriteFile(path, []byte("written by fake acp\n"), 0o644); err != nil {
+				a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed",
+					"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": err.Error()}}}})
+			} else {
+				a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "completed",
+					"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "wrote " + path}}}})
+			}
+		} else {
+			a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed",
+				"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "rejected: " + string(res)}}}})
+		}
+		a.answer(m.ID)
+	case "unasked":
+		a.update(map[string]any{"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": "bash", "kind": "execute", "status": "in_progress",
+			"rawInput": map[string]any{"command": "touch " + filepath.Join(a.cwd, "unasked.txt")}})
+		time.Sleep(time.Hour) // hub stops it here
+	case "hang":
+		<-a.cancelled
+		a.update(text("agent_message_chunk", "stopping"))
+		a.endTurn(m.ID, "cancelled")
+	case "deaf":
+		signal.Ignore(syscall.SIGTERM)
+		select {}
+	case "grandchild":
+		signal.Ignore(syscall.SIGTERM)
+		cmd := exec.Command("/bin/sh", "-c", `trap "" TERM; exec sleep 300`)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err == nil {
+			_ = os.WriteFile(os.Getenv(EnvPIDFile), []byte(fmt.Sprint(cmd.Process.Pid)), 0o644)
+		}
+		a.update(text("agent_message_chunk", "started a child"))
+		select {}
+	case "crash":
+		a.update(text("agent_message_chunk", "about to"))
+		fmt.Fprintln(os.Stderr, "fake acp: segmentation fault (core dumped)")
+		os.Exit(3)
+	case "malformed":
+		a.raw("this is not json")
+		a.raw(`{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_mess`)
+		a.raw(`{"jsonrpc":"2.0","surprise":true}`)
+		a.answer(m.ID)
+	case "error":
+		a.update(text("agent_message_chunk", "trying"))
+		a.fail(m.ID, -32603, "Internal error", map[string]any{"message": `429 {"type":"error","error":{"type":"rate_limit_error","message":"Rate limited, try again in 20s"}}`})
+	case "max_tokens", "refusal":
+		a.update(text("agent_message_chunk", "partial"))
+		a.endTurn(m.ID, sc)
+	case "read":
+		path := marker(prompt, "read")
+		res := a.request("fs/read_text_file", map[string]any{"sessionId": "fake-session", "path": path})
+		a.update(text("agent_message_chunk", "read: "+string(res)))
+		a.endTurn(m.ID, "end_turn")
+	default:
+		a.fail(m.ID, -32602, "Invalid params", "fake acp: no scenario in the prompt")
+	}
+}
