@@ -37,8 +37,8 @@ var notInFile = map[string]string{
 }
 
 // agentKeys are the keys an [agents.NAME] table takes: what differs by
-// agent. (An ACP agent named in its own table will add its command.)
-var agentKeys = []string{"bin", "model", "env", "permission", "prices"}
+// agent ([agents.acp] may give acp-command).
+var agentKeys = []string{"bin", "acp-command", "model", "env", "permission", "prices"}
 
 // pathKeys name files: relative to the config file's directory in it.
 var pathKeys = []string{"prices", "schema"}

@@ -62,6 +62,7 @@ func runFlags() []cli.Flag {
 		&cli.IntFlag{Name: "schema-retries", Value: adapters.DefaultSchemaRetries, Usage: "times to resume the session of an answer that does not match --schema, with what is wrong (0 = none)", EnvVars: []string{"HUB_SCHEMA_RETRIES"}},
 		&cli.StringFlag{Name: "raw-log", Usage: "write the agent's own stdout, byte for byte, to this file: always a new file, mode 0600 (an existing one is replaced); a symbolic link is refused"},
 		&cli.StringFlag{Name: "bin", Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
+		&cli.StringFlag{Name: "acp-command", Usage: `with --agent acp: the ACP agent's command line, split as a shell would ("opencode acp", "npx @zed-industries/claude-agent-acp")`, EnvVars: []string{"HUB_ACP_COMMAND"}},
 		&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file (at most 16 MiB; --timeout and Ctrl-C stop the read, as they do a prompt read from stdin with -)"},
 		// KeepSpace: a value is taken whole (the app disables the comma split).
 		&cli.StringSliceFlag{Name: "env", KeepSpace: true, Usage: "K=V to add to the agent's environment (repeatable; each value whole, commas and spaces included)"},

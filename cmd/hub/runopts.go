@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/urfave/cli/v2"
+	"mvdan.cc/sh/v3/shell"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/answer"
@@ -34,6 +35,7 @@ type runOptions struct {
 	Cwd        string
 	Resume     string
 	Bin        string
+	ACPCommand string // --acp-command "CMD ARGS", for --agent acp
 	Output     string // text, jsonl or json
 	Color      string // --color: auto, always or never
 	RawLog     string // --raw-log FILE, "" for none
@@ -83,6 +85,7 @@ func newRunOptions(c *cli.Context) runOptions {
 		Cwd:           c.String("cwd"),
 		Resume:        c.String("resume"),
 		Bin:           c.String("bin"),
+		ACPCommand:    c.String("acp-command"),
 		Output:        c.String("output"),
 		Color:         c.String("color"),
 		RawLog:        c.String("raw-log"),
@@ -177,6 +180,10 @@ func (o runOptions) plan() (runPlan, error) {
 	if err != nil {
 		return runPlan{}, usagef("run: unknown --agent %q (one of: %s)", o.Agent, names)
 	}
+	bin, args, err := o.command(ad.Info())
+	if err != nil {
+		return runPlan{}, err
+	}
 	switch o.Output {
 	case "text", "jsonl", "json", "answer":
 	default:
@@ -226,7 +233,8 @@ func (o runOptions) plan() (runPlan, error) {
 		Model:      o.Model,
 		Resume:     o.Resume,
 		Cwd:        o.Cwd,
-		Bin:        o.Bin,
+		Bin:        bin,
+		Args:       args,
 		Env:        o.Env,
 		Limits:     o.limits(),
 		MaxLine:    o.MaxLine,
@@ -260,6 +268,30 @@ func (o runOptions) plan() (runPlan, error) {
 	// price file in the config directory must not stop them.
 	p.loadPrices = !ad.Info().ReportsCost || o.PricesSet
 	return p, nil
+}
+
+// command returns the agent's program and arguments: --bin for an agent
+// hub knows, the words of --acp-command for an ACP agent (info.CallerCommand),
+// split as a shell splits a command line (quotes, backslashes; $VARIABLES
+// from hub's environment; no globs, no command substitution).
+func (o runOptions) command(info adapters.Info) (string, []string, error) {
+	if !info.CallerCommand {
+		if o.ACPCommand != "" {
+			return "", nil, usagef("run: --acp-command is for --agent acp, not %s", o.Agent)
+		}
+		return o.Bin, nil, nil
+	}
+	if o.Bin != "" {
+		return "", nil, usagef(`run: --agent %s takes its program from --acp-command, not --bin`, o.Agent)
+	}
+	if strings.TrimSpace(o.ACPCommand) == "" {
+		return "", nil, usagef(`run: --agent %s needs --acp-command "CMD ARGS" (for example --acp-command "opencode acp")`, o.Agent)
+	}
+	words, err := shell.Fields(o.ACPCommand, os.Getenv)
+	if err != nil || len(words) == 0 {
+		return "", nil, usagef("run: --acp-command %q: %v", o.ACPCommand, cmp.Or(err, errors.New("no program")))
+	}
+	return words[0], words[1:], nil
 }
 
 // promptSource says where the prompt comes from: --prompt-file, stdin ("-"

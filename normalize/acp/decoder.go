@@ -342,15 +342,15 @@ func (d *Decoder) call(id string) *call {
 
 // event is the call's tool.started: its name is its title (ACP gives a
 // call no other name; its kind when it has no title), its input the raw
-// input. When the raw input names no path (file_path, filePath, path) and
-// the call has locations, their paths are added to it as "locations", where
-// hub's watch reads the paths of writes and edits too.
+// input. When a write or an edit's raw input names no path (file_path,
+// filePath, path) and the call has locations, their paths are added to it
+// as "locations", where hub's watch reads the paths of writes and edits.
 func (c *call) event(id string) events.ToolStarted {
 	input := c.input
 	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
-	if len(c.locations) > 0 {
+	if k := ToolKind(c.kind); len(c.locations) > 0 && (k == events.ToolWrite || k == events.ToolEdit) {
 		r := gjson.ParseBytes(input)
 		if !r.Get("file_path").Exists() && !r.Get("filePath").Exists() && !r.Get("path").Exists() && !r.Get("locations").Exists() {
 			var m map[string]json.RawMessage
