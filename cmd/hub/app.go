@@ -127,6 +127,7 @@ func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cl
 		Commands: []*cli.Command{
 			runCommand(kill),
 			applyCommand(),
+			acpCommand(kill),
 			replayCommand(),
 			agentsCommand(),
 			doctorCommand(),

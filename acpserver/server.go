@@ -1,0 +1,355 @@
+package acpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+)
+
+// Config is what Serve serves.
+type Config struct {
+	// Request is the template of every run. Agent is required. Per prompt,
+	// Prompt is set to the prompt's text; Cwd to the session's cwd
+	// (session/new's; the template's when it gives none); Resume to the
+	// agent's session id from the session's previous run (the template's
+	// for a session's first prompt). Everything else (model, limits,
+	// permission, sandbox, env, …) is used as it is.
+	Request adapters.Request
+	// Options are given to every run (adapters.WithKill, WithOrphans,
+	// WithConfirm, …). A WithRunID here would give every run the same id.
+	Options []adapters.Option
+	// Version is hub's version, sent in initialize's agentInfo; "" sends
+	// "(devel)".
+	Version string
+	// Events, when not nil, receives every hub event of every run (the
+	// whole stream, run.finished last) with the ACP session id, before the
+	// event's session/update is sent. It is called from the run's
+	// goroutine: concurrently for runs of different sessions. An event
+	// log, for example.
+	Events func(sessionID string, ev events.Event)
+	// Logger receives the ACP connection's own diagnostics (a message it
+	// cannot parse, the connection's end); nil discards them.
+	Logger *slog.Logger
+}
+
+// ErrUnknownAgent is returned by Serve for a Config.Request.Agent that is
+// not registered (adapters.Lookup).
+var ErrUnknownAgent = fmt.Errorf("acpserver: unknown agent")
+
+// Serve serves one ACP connection as an agent: it reads the client's
+// JSON-RPC messages from in and writes its own to out (one JSON object a
+// line; out receives nothing else). Each session/prompt of a session runs
+// one hub run of cfg.Request (see Config), streams its events back as
+// session/update notifications (see Updates), and answers with a stop
+// reason or a JSON-RPC error (see Outcome). Within a session, one prompt
+// runs at a time: a second one while the first runs is refused (JSON-RPC
+// invalid request); sessions run at once. session/cancel stops the
+// session's running run (its agent's process tree is stopped as for any
+// cancelled run) and its prompt answers stop reason cancelled.
+//
+// Serve blocks until in ends (EOF or a read error: the client closed the
+// connection) or ctx is done. Then it cancels every running run (each ends
+// cancelled/caller) and waits until each has ended, its agent's process
+// tree gone, before it returns: no run outlives Serve (the answers of the
+// prompts it cancelled may still be on their way to out as it returns:
+// a client that closed the connection reads none of them). It returns nil when
+// in ended, and ctx's cause when ctx ended it; in that case the goroutine
+// reading in stays in its read until in ends (close in to end it). It
+// returns ErrUnknownAgent (wrapped) before reading anything when the
+// template's agent is not registered.
+//
+// Serve is safe to call concurrently on different connections.
+func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
+	if _, err := adapters.Lookup(cfg.Request.Agent); err != nil {
+		return fmt.Errorf("%w %q (registered: %s)", ErrUnknownAgent, cfg.Request.Agent, strings.Join(adapters.Names(), ", "))
+	}
+	base, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s := &server{cfg: cfg, base: base, sessions: map[acp.SessionId]*session{}, ready: make(chan struct{})}
+	conn := acp.NewAgentSideConnection(s, out, in)
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	conn.SetLogger(logger)
+	s.conn = conn
+	close(s.ready)
+
+	var err error
+	select {
+	case <-conn.Done():
+		cancel(events.NewError(events.BinCancelled, events.ReasonCaller, "reconnect and send the prompt again",
+			"the ACP client closed the connection; the run was stopped"))
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+		cancel(err)
+	}
+	s.mu.Lock()
+	s.closed = true // no run starts after this
+	s.mu.Unlock()
+	s.runs.Wait()
+	return err
+}
+
+// server is the acp.Agent of one connection.
+type server struct {
+	cfg   Config
+	base  context.Context // every run's parent: done when the connection ends
+	conn  *acp.AgentSideConnection
+	ready chan struct{} // closed once conn is set
+
+	mu       sync.Mutex
+	sessions map[acp.SessionId]*session
+	closed   bool           // Serve is ending: no new run
+	runs     sync.WaitGroup // running runs; Add only under mu while !closed
+}
+
+// session is one ACP session: where its runs work and how the next one
+// resumes. Guarded by server.mu.
+type session struct {
+	cwd    string                  // "" for the template's
+	resume string                  // the agent's session id to resume; "" for a new one
+	cancel context.CancelCauseFunc // the running run's, nil when idle
+}
+
+var _ acp.Agent = (*server)(nil)
+
+// Initialize answers with hub's name and version, protocol version 1, no
+// session/load, text-only prompts and no authentication methods.
+func (s *server) Initialize(_ context.Context, _ acp.InitializeRequest) (acp.InitializeResponse, error) {
+	version := s.cfg.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	title := "hub (" + s.cfg.Request.Agent + ")"
+	return acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersionNumber,
+		AgentInfo:       &acp.Implementation{Name: "hub", Title: &title, Version: version},
+		AgentCapabilities: acp.AgentCapabilities{
+			LoadSession:        false,
+			PromptCapabilities: acp.PromptCapabilities{}, // text and resource links only (ACP's baseline)
+		},
+		AuthMethods: []acp.AuthMethod{},
+	}, nil
+}
+
+// Authenticate accepts any method: hub needs no authentication of its own
+// (the agent CLIs use their own credentials), and offers none.
+func (s *server) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	return acp.AuthenticateResponse{}, nil
+}
+
+// NewSession opens a session in params.Cwd, which must be an absolute path
+// of a directory ("" keeps the template's Cwd); anything else is invalid
+// params. params.McpServers are ignored: the agent CLI runs with its own
+// MCP configuration, which hub does not change.
+func (s *server) NewSession(_ context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	if p.Cwd != "" {
+		if !filepath.IsAbs(p.Cwd) {
+			return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %q is not an absolute path", p.Cwd)})
+		}
+		if fi, err := os.Stat(p.Cwd); err != nil || !fi.IsDir() {
+			return acp.NewSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %q is not a directory", p.Cwd)})
+		}
+	}
+	id := acp.SessionId(newSessionID())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return acp.NewSessionResponse{}, acp.NewInternalError(map[string]any{"error": "hub acp is shutting down"})
+	}
+	s.sessions[id] = &session{cwd: p.Cwd, resume: s.cfg.Request.Resume}
+	return acp.NewSessionResponse{SessionId: id}, nil
+}
+
+// Prompt runs one hub run of the session's prompt (see Serve).
+func (s *server) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
+	// The request's own context is not the run's: the SDK cancels it when
+	// a second prompt of the same session comes in, which hub refuses
+	// instead. session/cancel and the connection's end stop the run.
+	text, rerr := promptText(p.Prompt)
+	if rerr != nil {
+		return acp.PromptResponse{}, rerr
+	}
+	<-s.ready
+	s.mu.Lock()
+	sess := s.sessions[p.SessionId]
+	switch {
+	case sess == nil:
+		s.mu.Unlock()
+		return acp.PromptResponse{}, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q (open one with session/new)", p.SessionId)})
+	case s.closed:
+		s.mu.Unlock()
+		return acp.PromptResponse{}, acp.NewInternalError(map[string]any{"error": "hub acp is shutting down"})
+	case sess.cancel != nil:
+		s.mu.Unlock()
+		return acp.PromptResponse{}, acp.NewInvalidRequest(map[string]any{"error": fmt.Sprintf(
+			"a prompt is already running in session %q: wait for its answer, or send session/cancel", p.SessionId)})
+	}
+	runCtx, cancel := context.WithCancelCause(s.base)
+	defer cancel(nil)
+	sess.cancel = cancel
+	req := s.cfg.Request
+	req.Env = slices.Clone(req.Env)
+	req.Protect = slices.Clone(req.Protect)
+	req.Prompt = text
+	if sess.cwd != "" {
+		req.Cwd = sess.cwd
+	}
+	req.Resume = sess.resume
+	s.runs.Add(1)
+	s.mu.Unlock()
+	defer s.runs.Done()
+
+	var u Updates
+	fin := adapters.Run(runCtx, req, func(ev events.Event) error {
+		if s.cfg.Events != nil {
+			s.cfg.Events(string(p.SessionId), ev)
+		}
+		for _, up := range u.Next(ev) {
+			// Not the run's context: the updates of a cancelled run
+			// still go out, up to its run.finished.
+			if err := s.conn.SessionUpdate(context.Background(), acp.SessionNotification{SessionId: p.SessionId, Update: up}); err != nil {
+				return fmt.Errorf("sending session/update: %v", err) // the client is gone: stop the run
+			}
+		}
+		return nil
+	}, s.cfg.Options...)
+
+	s.mu.Lock()
+	sess.cancel = nil
+	if fin.SessionID != nil && *fin.SessionID != "" {
+		sess.resume = *fin.SessionID
+	}
+	s.mu.Unlock()
+	stop, rerr := Outcome(fin)
+	if rerr != nil {
+		return acp.PromptResponse{}, rerr
+	}
+	return acp.PromptResponse{StopReason: stop, Usage: usage(fin.Usage)}, nil
+}
+
+// Cancel stops the session's running run, if any: its prompt then answers
+// stop reason cancelled once the run has ended.
+func (s *server) Cancel(_ context.Context, p acp.CancelNotification) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess := s.sessions[p.SessionId]; sess != nil && sess.cancel != nil {
+		sess.cancel(errCancelled)
+	}
+	return nil
+}
+
+// CloseSession stops the session's running run, if any, and forgets the
+// session. An unknown session is invalid params.
+func (s *server) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[p.SessionId]
+	if sess == nil {
+		return acp.CloseSessionResponse{}, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q", p.SessionId)})
+	}
+	if sess.cancel != nil {
+		sess.cancel(errCancelled)
+	}
+	delete(s.sessions, p.SessionId)
+	return acp.CloseSessionResponse{}, nil
+}
+
+// ListSessions is not offered (no sessionCapabilities.list).
+func (s *server) ListSessions(context.Context, acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
+	return acp.ListSessionsResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionList)
+}
+
+// ResumeSession is not offered (no sessionCapabilities.resume).
+func (s *server) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
+}
+
+// SetSessionConfigOption is not offered: hub's settings are its flags.
+func (s *server) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
+}
+
+// SetSessionMode is not offered: hub has no modes.
+func (s *server) SetSessionMode(context.Context, acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	return acp.SetSessionModeResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetMode)
+}
+
+// errCancelled is the cause of a run that session/cancel or session/close
+// stopped.
+var errCancelled = events.NewError(events.BinCancelled, events.ReasonCaller, "send the prompt again to go on",
+	"the ACP client cancelled the prompt")
+
+// promptText joins the prompt's text blocks with newlines. A resource
+// link, which every ACP agent must take (an editor's mention of a file),
+// becomes its URI as text, a file: URI its path: the agent reads it
+// itself. Any other block (image, audio, embedded resource), or no text
+// at all, is invalid params.
+func promptText(blocks []acp.ContentBlock) (string, *acp.RequestError) {
+	var parts []string
+	for i, b := range blocks {
+		kind := ""
+		switch {
+		case b.Text != nil:
+			parts = append(parts, b.Text.Text)
+			continue
+		case b.ResourceLink != nil:
+			uri := b.ResourceLink.Uri
+			if u, err := url.Parse(uri); err == nil && u.Scheme == "file" && u.Path != "" {
+				uri = u.Path
+			}
+			parts = append(parts, uri)
+			continue
+		case b.Image != nil:
+			kind = "an image"
+		case b.Audio != nil:
+			kind = "audio"
+		case b.Resource != nil:
+			kind = "an embedded resource"
+		default:
+			kind = "of an unknown type"
+		}
+		return "", acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf(
+			"prompt block %d is %s: hub acp takes text only (promptCapabilities)", i, kind)})
+	}
+	text := strings.Join(parts, "\n")
+	if strings.TrimSpace(text) == "" {
+		return "", acp.NewInvalidParams(map[string]any{"error": "the prompt has no text"})
+	}
+	return text, nil
+}
+
+// usage is a run's token totals as ACP's (UNSTABLE) prompt usage.
+func usage(t events.Tokens) *acp.Usage {
+	cacheRead, cacheWrite, thought := clampInt(t.CacheRead), clampInt(t.CacheWrite), clampInt(t.Reasoning)
+	return &acp.Usage{
+		InputTokens:       clampInt(t.Input),
+		OutputTokens:      clampInt(t.Output),
+		CachedReadTokens:  &cacheRead,
+		CachedWriteTokens: &cacheWrite,
+		ThoughtTokens:     &thought,
+		TotalTokens:       clampInt(t.Sum()),
+	}
+}
+
+// newSessionID is "hub_" and 16 random hex digits.
+func newSessionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "hub_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/hubcli/hub/acpserver"
+	"github.com/hubcli/hub/adapters"
+)
+
+// acpCommand is `hub acp`: hub as an ACP agent on stdin and stdout (SPEC
+// §6.5). kill is passed to every run (adapters.WithKill).
+func acpCommand(kill <-chan struct{}) *cli.Command {
+	return &cli.Command{
+		Name:      "acp",
+		Usage:     "be an ACP (Agent Client Protocol) agent on stdin/stdout for an editor: each session/prompt is one run of --agent",
+		ArgsUsage: " ",
+		Description: "Takes hub run's flags and config file, but no prompt: the ACP client sends each prompt (session/prompt),\n" +
+			"and each runs as one hub run of --agent with these flags, its events streamed back as session/update.\n" +
+			"A session's next prompt resumes the agent's session. stdout carries only the protocol; hub's own\n" +
+			"diagnostics go to stderr. --output and --color do not apply; --prompt-file, --raw-log, --diff-out and\n" +
+			"--confirm (no terminal to ask on) are refused; --permission full needs --yes.",
+		Flags:           runFlags(),
+		HideHelpCommand: true,
+		Action:          acpAction(kill),
+		OnUsageError:    usageErr,
+	}
+}
+
+// acpAction is hub acp: the template request from the flags and the config
+// file, checked as hub run checks it, then the ACP connection on stdin and
+// stdout until the client closes it or a signal comes.
+func acpAction(kill <-chan struct{}) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		o, err := configuredRunOptions(c)
+		if err != nil {
+			return err
+		}
+		p, err := acpPlan(o)
+		if err != nil {
+			return err
+		}
+		if err := p.load(c.Context, nil); err != nil { // prices, --schema, --cwd; reads no prompt
+			return acpUsage(err)
+		}
+		if p.warning != "" {
+			fmt.Fprintf(c.App.ErrWriter, "hub: warning: %s\n", p.warning)
+		}
+		opts := []adapters.Option{adapters.WithKill(kill), adapters.WithConfirm(p.approval.check)}
+		// As for hub run: hub is a child subreaper that runs nothing but
+		// its runs, so what escapes a guard is killed with its run.
+		if err := adapters.BecomeSubreaper(); err == nil {
+			opts = append(opts, adapters.WithOrphans())
+			defer adapters.ReapOrphans()
+		}
+		logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		err = acpserver.Serve(c.Context, acpserver.Config{Request: p.req, Options: opts, Version: hubVersion(), Logger: logger},
+			c.App.Reader, c.App.Writer)
+		if err != nil {
+			return cancelledError{fmt.Sprintf("hub acp stopped (%v); the running prompts were cancelled", err)}
+		}
+		return nil
+	}
+}
+
+// acpPlan checks hub acp's options and builds the template request with
+// hub run's plan (with a stand-in prompt, then cleared): the same checks,
+// the same request, but for what a server of many runs cannot take.
+func acpPlan(o runOptions) (runPlan, error) {
+	switch {
+	case len(o.Args) > 0:
+		return runPlan{}, usagef("acp: takes no prompt (got %q): the ACP client sends each prompt (session/prompt)", o.Args)
+	case o.PromptFile != "":
+		return runPlan{}, usagef("acp: --prompt-file: the ACP client sends each prompt (session/prompt)")
+	case o.Confirm:
+		return runPlan{}, usagef("acp: --confirm asks on the terminal, which hub acp has not (stdin and stdout carry the protocol): approve ahead with --yes")
+	case o.RawLog != "":
+		return runPlan{}, usagef("acp: --raw-log names one run's file, and hub acp makes a run of every prompt")
+	case o.DiffOut != "":
+		return runPlan{}, usagef("acp: --diff-out names one run's file, and hub acp makes a run of every prompt")
+	}
+	o.Args, o.DashDash = []string{"(from the ACP client)"}, true
+	p, err := o.plan()
+	if err != nil {
+		return runPlan{}, acpUsage(err)
+	}
+	p.req.Prompt = ""
+	if p.req.Permission == adapters.PermissionFull && !o.Yes {
+		return runPlan{}, usagef("acp: --permission full needs --yes (hub acp cannot ask on a terminal)")
+	}
+	return p, nil
+}
+
+// acpUsage names hub acp in a usage error of hub run's checks.
+func acpUsage(err error) error {
+	var ue usageError
+	if errors.As(err, &ue) {
+		if rest, ok := strings.CutPrefix(ue.msg, "run: "); ok {
+			return usageError{"acp: " + rest}
+		}
+	}
+	return err
+}
