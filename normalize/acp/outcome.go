@@ -103,7 +103,7 @@ func (d *Decoder) stepError(step string, e gjson.Result) *events.Error {
 	case step == MethodSetModel:
 		return events.NewError(events.BinInvalidInput, events.ReasonBadModel, hintModel, "%s", text)
 	}
-	if c, ok := normalize.ClassifyText(msg, 0, nil); ok {
+	if c, ok := normalize.ClassifyText(msg, 0, textRules); ok {
 		err := events.NewError(c.Bin, c.Reason, hintFor(c.Reason), "%s", text).WithHTTPStatus(c.Status)
 		if c.RetryAfterS > 0 {
 			err.RetryAfterS = &c.RetryAfterS
@@ -114,6 +114,15 @@ func (d *Decoder) stepError(step string, e gjson.Result) *events.Error {
 		return events.NewError(events.BinInvalidInput, events.ReasonBadRequest, hintRequest, "%s", text)
 	}
 	return events.NewError(events.BinAgentFailed, events.ReasonErrorEvent, hintRequest, "%s", text)
+}
+
+// textRules are ACP agents' own wordings of failures in an error answer's
+// message and data, where no provider's error body or status is found;
+// each row's example is tested (TestTextRules), Seen is where it was read.
+var textRules = []normalize.TextRule{
+	{Any: []string{"ContextOverflowError", "context exceeds model limit"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonContextOverflow, Seen: "opencode acp 1.18.33",
+		Example: `Internal error: Session too large to compact - context exceeds model limit even after stripping media: {"service":"session","errorName":"ContextOverflowError"}`},
 }
 
 // hintFor is the next step after a failure of reason read from text.
@@ -178,7 +187,7 @@ func (d *Decoder) noResult(end normalize.End) *events.Error {
 	if d.answers < len(d.steps) {
 		where = "before it answered " + d.steps[d.answers]
 	}
-	if c, ok := normalize.ClassifyText(last, 0, nil); ok && last != "" {
+	if c, ok := normalize.ClassifyText(last, 0, textRules); ok && last != "" {
 		return events.NewError(c.Bin, c.Reason, hintFor(c.Reason), "%s ended %s: %s", d.o.Name, where, last).WithHTTPStatus(c.Status)
 	}
 	switch {
