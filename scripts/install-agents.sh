@@ -5,8 +5,8 @@
 # .tools/npm-min instead. Idempotent: an agent already at its version is
 # left alone.
 #
-#   bash scripts/install-agents.sh              # all pinned agents
-#   bash scripts/install-agents.sh opencode     # only these
+#   bash scripts/install-agents.sh              # all pinned agents, and the tools
+#   bash scripts/install-agents.sh opencode     # only these (an agent or a tool: acpx)
 #   bash scripts/install-agents.sh --min        # the minimums that differ from their pins
 #   bash scripts/install-agents.sh --min codex  # only these minimums
 #   bash scripts/install-agents.sh --list-min   # names of the agents whose minimum differs from its pin
@@ -41,6 +41,16 @@ declare -A mins=(
   [pi]="@mariozechner/pi-coding-agent@0.70.6"
 )
 
+# Tools the tests run that are not agents, installed with the pinned agents
+# into the same prefix (and only there, not with --min): name → npm
+# package@version; the name is also the binary it provides. Not read by the
+# Go test of the two tables above.
+#   acpx: a headless ACP client (nobody here wrote it) that drives `hub acp`
+#   (cmd/hub TestACPXReal). Its package asks for Node.js 22, and runs on 20.
+declare -A tools=(
+  [acpx]="acpx@0.19.1"
+)
+
 table=pins
 prefix="$root/.tools/npm"
 case ${1:-} in
@@ -68,7 +78,7 @@ if [[ ${#want[@]} -eq 0 ]]; then
     # A minimum equal to its pin is already installed by the plain run.
     mapfile -t want < <(bash "$0" --list-min)
   else
-    want=("${!pins[@]}")
+    want=("${!pins[@]}" "${!tools[@]}")
   fi
 fi
 
@@ -77,6 +87,9 @@ mkdir -p "$prefix"
 
 for agent in "${want[@]}"; do
   spec=${table_ref[$agent]:-}
+  if [[ -z $spec && $table == pins ]]; then
+    spec=${tools[$agent]:-}
+  fi
   [[ -n $spec ]] || { echo "install-agents: no $table entry for agent '$agent' (known: ${!table_ref[*]})" >&2; exit 1; }
   pkg=${spec%@*}
   version=${spec##*@}
