@@ -59,7 +59,10 @@ var ErrUnknownAgent = fmt.Errorf("acpserver: unknown agent")
 // runs at a time: a second one while the first runs is refused (JSON-RPC
 // invalid request); sessions run at once. session/cancel stops the
 // session's running run (its agent's process tree is stopped as for any
-// cancelled run) and its prompt answers stop reason cancelled.
+// cancelled run) and its prompt answers stop reason cancelled; a
+// $/cancel_request of the prompt's request is not honoured (the SDK uses
+// the same signal when a second prompt comes in, which hub refuses
+// instead).
 //
 // Serve blocks until in ends (EOF or a read error: the client closed the
 // connection) or ctx is done. Then it cancels every running run (each ends
