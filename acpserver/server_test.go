@@ -63,11 +63,11 @@ func fakeOpencode(t *testing.T, body string) string {
 	return bin
 }
 
-// hangBody writes the start of an OpenCode answer ("working"), starts a
-// grandchild, and never ends.
-const hangBody = `echo '{"type":"step_start","sessionID":"ses_hang","part":{}}'
+// hangBody starts a grandchild, then writes the start of an OpenCode
+// answer ("working": its first session/update), and never ends.
+const hangBody = `sleep 300 &
+echo '{"type":"step_start","sessionID":"ses_hang","part":{}}'
 echo '{"type":"text","sessionID":"ses_hang","part":{"type":"text","text":"working"}}'
-sleep 300 &
 sleep 300`
 
 // client is the ACP client side of a test: it records every session/update
