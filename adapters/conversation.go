@@ -32,8 +32,10 @@ type Conversation interface {
 	// only valid during the call. It must not block.
 	Receive(line []byte)
 	// Interrupt asks the agent to stop its turn on its own terms (ACP's
-	// session/cancel). It must not block for long.
-	Interrupt()
+	// session/cancel) and reports whether it asked: false when there is
+	// no turn to stop (not begun, or answered), and the SIGTERM is then
+	// sent at once. It must not block for long.
+	Interrupt() (asked bool)
 	// Close ends the conversation once the agent has exited and its
 	// stdout has ended; the conversation's goroutines have returned when
 	// it returns.

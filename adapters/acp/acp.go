@@ -124,7 +124,7 @@ func (a *Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
 	allow := adapters.ToolCheck(req, a.Info())
 	c := &conversation{req: req, allow: allow}
 	c.Decoder = acpnorm.New(acpnorm.Options{
-		Resume: req.Resume, Model: req.Model, Name: Name,
+		Resume: req.Resume, Model: req.Model, Name: Name, Level: string(req.Permission.OrDefault()),
 		Allow: func(st events.ToolStarted) bool { return allow(st) == nil },
 	})
 	return c

@@ -169,8 +169,22 @@ func TestPermission(t *testing.T) {
 	}
 }
 
+// TestGiveUp: an agent that ends its turn without an answer after hub
+// rejected its request (codex-acp cancels the turn) is
+// permission_denied/tool_denied, and nothing ran.
+func TestGiveUp(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+	r := f.run(t, "giveup", budget.Limits{})
+	adaptertest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonToolDenied, 0)
+	if _, err := os.Stat(filepath.Join(f.work, "out.txt")); err == nil {
+		t.Error("the rejected command ran")
+	}
+}
+
 // TestUnasked: a tool the agent runs without asking, outside the grant,
-// stops the run at its tool_call (hub's watch), and the agent is gone.
+// stops the run once it shows it runs (its output; hub's watch), and the
+// agent is gone.
 func TestUnasked(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)

@@ -51,6 +51,7 @@ type conversation struct {
 	mu          sync.Mutex
 	session     sdk.SessionId   // once the agent gave (or loaded) one
 	interrupted bool            // Interrupt was called
+	prompting   bool            // session/prompt is out and not answered
 	decisions   map[string]bool // tool call id → allowed, decided by Receive
 }
 
@@ -92,19 +93,22 @@ func (c *conversation) Receive(line []byte) {
 	c.q.push(line)
 }
 
-// Interrupt implements adapters.Conversation: session/cancel for the
-// session, once there is one; lead sends nothing more.
-func (c *conversation) Interrupt() {
+// Interrupt implements adapters.Conversation: session/cancel while the
+// prompt is out (lead sends nothing more after it). Before the prompt, and
+// once it is answered, there is no turn to cancel: it asks nothing, and the
+// agent gets its SIGTERM at once (claude-agent-acp and codex-acp do not end
+// when their stdin does).
+func (c *conversation) Interrupt() bool {
 	c.mu.Lock()
 	c.interrupted = true
-	sid := c.session
+	sid, prompting := c.session, c.prompting
 	c.mu.Unlock()
-	if sid == "" {
-		return
+	if !prompting {
+		return false
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, cancelWait)
 	defer cancel()
-	_ = c.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sid})
+	return c.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sid}) == nil
 }
 
 // Close implements adapters.Conversation.
@@ -145,12 +149,15 @@ func (c *conversation) lead() {
 	}
 	cwd := c.cwd()
 	sid := sdk.SessionId(c.req.Resume)
+	var options []sdk.SessionConfigOption
 	if sid != "" {
-		_, err = c.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []sdk.McpServer{}})
+		var r sdk.LoadSessionResponse
+		r, err = c.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []sdk.McpServer{}})
+		options = r.ConfigOptions
 	} else {
 		var r sdk.NewSessionResponse
 		r, err = c.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
-		sid = r.SessionId
+		sid, options = r.SessionId, r.ConfigOptions
 	}
 	if err != nil {
 		return
@@ -163,7 +170,7 @@ func (c *conversation) lead() {
 		return
 	}
 	if c.req.Model != "" {
-		if _, err := c.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: sid, ModelId: sdk.UnstableModelId(c.req.Model)}); err != nil || c.stop() {
+		if err := c.setModel(ctx, sid, options); err != nil || c.stop() {
 			return
 		}
 	}
@@ -171,7 +178,33 @@ func (c *conversation) lead() {
 	if err != nil {
 		return // CheckRequest refused it before the run
 	}
+	c.mu.Lock()
+	if c.prompting = !c.interrupted; !c.prompting {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
 	_, _ = c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(prompt)}})
+	c.mu.Lock()
+	c.prompting = false
+	c.mu.Unlock()
+}
+
+// setModel sets the session's model to Request.Model: through the
+// session's "model" config option when it offers one (OpenCode,
+// claude-agent-acp, codex-acp, which has no session/set_model), else with
+// session/set_model (unstable in ACP). Either is one request, whose answer
+// the decoder takes as the set-model step's.
+func (c *conversation) setModel(ctx context.Context, sid sdk.SessionId, options []sdk.SessionConfigOption) error {
+	for _, o := range options {
+		if o.Select != nil && o.Select.Id == "model" {
+			_, err := c.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+				SessionId: sid, ConfigId: "model", Value: sdk.SessionConfigValueId(c.req.Model)}})
+			return err
+		}
+	}
+	_, err := c.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: sid, ModelId: sdk.UnstableModelId(c.req.Model)})
+	return err
 }
 
 // cwd is the run's working directory as an absolute path (ACP requires

@@ -2,6 +2,9 @@ package opencode_test
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +101,37 @@ func TestRealACP(t *testing.T) {
 		e := agent.Prepare(t, adaptertest.Setup{})
 		r := e.Run(t, "Run it. "+string(mockllm.Tool), budget.Limits{Grace: 2 * time.Second}, asACP)
 		adaptertest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonEffectNotGranted, 0)
+	})
+	// With OpenCode's edit and bash at "ask", every call comes to hub
+	// first: refused under read-only (OpenCode then ends the turn without
+	// an answer: tool_denied), allowed inside --cwd under workspace-write;
+	// the disk tells which.
+	t.Run("asks", func(t *testing.T) {
+		t.Parallel()
+		for _, level := range []adapters.Permission{adapters.PermissionReadOnly, adapters.PermissionWorkspaceWrite} {
+			t.Run(string(level), func(t *testing.T) {
+				t.Parallel()
+				e := agent.Prepare(t, adaptertest.Setup{})
+				cfg := e.Write(t, "ask.json", strings.Replace(config(e.Server.URL()), `"autoupdate": false,`,
+					`"autoupdate": false, "permission": {"edit": "ask", "bash": "ask"},`, 1))
+				e.Env = append(e.Env, "OPENCODE_CONFIG="+cfg)
+				path := filepath.Join(e.Work, "asked.txt")
+				call := adaptertest.JSONCall("write", map[string]string{"filePath": path, "content": "hello"})
+				r := e.Run(t, "Write it. "+string(mockllm.Call)+" "+call, budget.Limits{Grace: 2 * time.Second}, asACP,
+					func(req *adapters.Request) { req.Permission = level })
+				_, err := os.Stat(path)
+				if level == adapters.PermissionReadOnly {
+					adaptertest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonToolDenied, 0)
+					if err == nil || r.Fin.ToolCallsDenied != 1 {
+						t.Errorf("file written: %v, %d calls denied; want none and 1", err == nil, r.Fin.ToolCallsDenied)
+					}
+					return
+				}
+				if !r.Fin.OK || err != nil {
+					t.Errorf("ok %v (%+v), file: %v; want the write allowed and done", r.Fin.OK, r.Fin.Error, err)
+				}
+			})
+		}
 	})
 	t.Run("hang", func(t *testing.T) {
 		t.Parallel()

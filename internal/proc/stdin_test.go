@@ -52,7 +52,7 @@ func TestSupervisorInterrupt(t *testing.T) {
 		var s *Supervisor
 		s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", `echo ready; read -r l; echo "bye $l"; exit 3`},
 			Env: os.Environ(), StdinPipe: true, Grace: time.Hour,
-			Interrupt: func() { _, _ = io.WriteString(s.Stdin(), "cancel\n") }})
+			Interrupt: func() bool { _, _ = io.WriteString(s.Stdin(), "cancel\n"); return true }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestSupervisorInterrupt(t *testing.T) {
 		grace := 300 * time.Millisecond
 		asked := make(chan time.Time, 1)
 		s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", `echo ready; exec sleep 60`},
-			Env: os.Environ(), StdinPipe: true, Grace: grace, Interrupt: func() { asked <- time.Now() }})
+			Env: os.Environ(), StdinPipe: true, Grace: grace, Interrupt: func() bool { asked <- time.Now(); return true }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,11 +89,26 @@ func TestSupervisorInterrupt(t *testing.T) {
 			t.Errorf("SIGTERM %v after the interrupt, want at least the grace period %v", took, grace)
 		}
 	})
+	t.Run("nothing to ask", func(t *testing.T) {
+		t.Parallel()
+		s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", `echo ready; exec sleep 60`},
+			Env: os.Environ(), StdinPipe: true, Grace: time.Hour, Interrupt: func() bool { return false }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		readLine(t, s.Stdout())
+		s.Stop(errors.New("test stop"))
+		_, _ = io.Copy(io.Discard, s.Stdout())
+		// Wait would take the hour's grace if the SIGTERM waited for it.
+		if exit := s.Wait(); exit.Signal != "SIGTERM" {
+			t.Errorf("Wait().Signal = %q, want SIGTERM at once", exit.Signal)
+		}
+	})
 	t.Run("kill", func(t *testing.T) {
 		t.Parallel()
 		called := make(chan struct{}, 1)
 		s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", `echo ready; exec sleep 60`},
-			Env: os.Environ(), StdinPipe: true, Grace: time.Hour, Interrupt: func() { called <- struct{}{} }})
+			Env: os.Environ(), StdinPipe: true, Grace: time.Hour, Interrupt: func() bool { called <- struct{}{}; return true }})
 		if err != nil {
 			t.Fatal(err)
 		}

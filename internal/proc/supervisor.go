@@ -46,10 +46,12 @@ type Spec struct {
 	StdinPipe bool
 	// Interrupt, when not nil, is how a Stop asks the process first to
 	// stop on its own terms (ACP's session/cancel): Stop calls it once, on
-	// a goroutine of its own, and sends the SIGTERM Grace later if the
-	// process has not exited by then; a Stop then takes up to twice Grace
-	// before the SIGKILL. Kill does not call it.
-	Interrupt func()
+	// a goroutine of its own, and, when it reports that it asked, sends the
+	// SIGTERM Grace later if the process has not exited by then (a Stop
+	// then takes up to twice Grace before the SIGKILL); when it did not
+	// ask (nothing to cancel), the SIGTERM follows at once. Kill does not
+	// call it.
+	Interrupt func() (asked bool)
 	// Grace is the time between SIGTERM and SIGKILL in a stop, for every
 	// process of the tree; 0 sends SIGKILL right after SIGTERM.
 	Grace time.Duration
@@ -116,7 +118,7 @@ type Supervisor struct {
 	tail   *Tail
 	stdin  *os.File // the write end of Spec.StdinPipe, nil without
 	// interrupt is Spec.Interrupt, nil once called.
-	interrupt func()
+	interrupt func() bool
 
 	mu      sync.Mutex
 	cause   error // the first Stop or Kill cause
@@ -477,21 +479,28 @@ func (s *Supervisor) request(cause error, c byte) {
 	s.asked = true
 	if c == 't' && s.interrupt != nil {
 		// Ask first (Spec.Interrupt); the SIGTERM follows after the
-		// grace period unless the process has exited or been killed.
-		go s.interrupt()
+		// grace period (at once when it did not ask) unless the process
+		// has exited or been killed.
+		interrupt := s.interrupt
 		s.interrupt = nil
-		time.AfterFunc(s.grace, func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			select {
-			case <-s.exited:
-				return
-			default:
+		go func() {
+			wait := time.Duration(0)
+			if interrupt() {
+				wait = s.grace
 			}
-			if !s.killed {
-				s.signal('t')
-			}
-		})
+			time.AfterFunc(wait, func() {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				select {
+				case <-s.exited:
+					return
+				default:
+				}
+				if !s.killed {
+					s.signal('t')
+				}
+			})
+		}()
 		return
 	}
 	s.signal(c)

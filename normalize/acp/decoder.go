@@ -16,7 +16,9 @@
 // Events come from the session/update notifications: agent_message_chunk →
 // text.delta (and one message per text block), agent_thought_chunk and plan
 // → reasoning, tool_call / tool_call_update → tool.started once the call
-// runs (in_progress, or a final status) and tool.finished at its final
+// runs (in_progress, or a final status; a call outside hub's grant only
+// once it shows it ran without asking, as an agent may report a call
+// in_progress before it asks for permission) and tool.finished at its final
 // status, usage_update's cost and the prompt response's usage → usage. A
 // tool call that hub's grant refuses (Options.Allow) when the agent asks
 // for permission is a tool.finished with status denied, without a
@@ -58,6 +60,8 @@ type Options struct {
 	Allow func(events.ToolStarted) bool
 	// Name is the agent's name for messages ("acp" when "").
 	Name string
+	// Level names the grant, for messages.
+	Level string
 }
 
 // Steps returns the requests hub's client sends for o, in order.
@@ -95,7 +99,9 @@ type Decoder struct {
 	// session's usage_update counts its earlier turns too.
 	billedUSD float64
 
-	stopReason string        // the prompt's, once answered
+	denied          string // the title of the last call hub denied, "" if none
+	textAfterDenial bool   // the agent wrote text after it
+	stopReason      string // the prompt's, once answered
 	failed     *events.Error // the error answer to a step, if any
 	failedStep string
 }
@@ -109,6 +115,7 @@ type call struct {
 	finished    bool
 	decided     bool // a permission request was answered: allowed says how
 	allowed     bool
+	name        string // the name its tool.started gave it
 }
 
 var _ normalize.Decoder = (*Decoder)(nil)
@@ -221,6 +228,7 @@ func (d *Decoder) update(dst []events.Body, u gjson.Result) []events.Body {
 		if t == "" {
 			return dst
 		}
+		d.textAfterDenial = d.textAfterDenial || d.denied != ""
 		d.text.WriteString(t)
 		return append(dst, events.TextDelta{Text: t})
 	case "agent_thought_chunk":
@@ -383,16 +391,26 @@ func (d *Decoder) tool(dst []events.Body, u gjson.Result, first bool) []events.B
 	// which hub's watch stops the run.
 	switch status {
 	case "in_progress", "completed", "failed":
-		if !c.started {
-			c.started = true
-			dst = append(dst, c.event(id))
+		if c.started {
+			break
 		}
+		// An agent may report a call in_progress before it asks for
+		// permission (OpenCode 1.18.33 asks from inside the running
+		// tool): a call outside the grant is held until it asks, or
+		// shows that it runs without asking (output, or a final status).
+		st := c.event(id)
+		ran := status != "in_progress" || len(u.Get("content").Array()) > 0 || u.Get("rawOutput").Exists()
+		if !d.o.Allow(st) && !ran && !c.decided {
+			return dst
+		}
+		c.started, c.name = true, st.Name
+		dst = append(dst, st)
 	}
 	if status != "completed" && status != "failed" {
 		return dst
 	}
 	c.finished = true
-	fin := events.ToolFinished{CallID: id, Name: c.event(id).Name, Kind: ToolKind(c.kind), Status: events.ToolOK}
+	fin := events.ToolFinished{CallID: id, Name: c.name, Kind: ToolKind(c.kind), Status: events.ToolOK}
 	if status == "failed" {
 		fin.Status = events.ToolError
 	}
@@ -472,6 +490,7 @@ func (d *Decoder) permission(dst []events.Body, tc gjson.Result) []events.Body {
 	}
 	c.finished = true
 	st := c.event(id)
+	d.denied, d.textAfterDenial = st.Name, false
 	dst = d.endBlocks(dst)
 	return append(dst, events.ToolFinished{CallID: id, Name: st.Name, Kind: st.Kind, Status: events.ToolDenied,
 		Output: "hub rejected the agent's request for permission: not within --permission"})

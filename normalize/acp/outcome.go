@@ -92,6 +92,13 @@ func (d *Decoder) stepError(step string, e gjson.Result) *events.Error {
 	}
 	msg = normalize.Shorten(strings.TrimSpace(msg), 1000)
 	text := fmt.Sprintf("%s: %s failed (JSON-RPC error %d): %s", d.o.Name, step, code, msg)
+	status := 0 // an HTTP status the data names (codex-acp's codex_error_info)
+	for _, k := range []string{"data.codex_error_info.*.http_status_code", "data.statusCode", "data.status"} {
+		if v := e.Get(k); v.Type == gjson.Number && v.Int() >= 400 && v.Int() < 600 {
+			status = int(v.Int())
+			break
+		}
+	}
 	switch {
 	case code == -32000:
 		return events.NewError(events.BinUnavailable, events.ReasonAuth, hintAuth, "%s", text)
@@ -103,7 +110,7 @@ func (d *Decoder) stepError(step string, e gjson.Result) *events.Error {
 	case step == MethodSetModel:
 		return events.NewError(events.BinInvalidInput, events.ReasonBadModel, hintModel, "%s", text)
 	}
-	if c, ok := normalize.ClassifyText(msg, 0, textRules); ok {
+	if c, ok := normalize.ClassifyText(msg, status, textRules); ok {
 		err := events.NewError(c.Bin, c.Reason, hintFor(c.Reason), "%s", text).WithHTTPStatus(c.Status)
 		if c.RetryAfterS > 0 {
 			err.RetryAfterS = &c.RetryAfterS
@@ -123,6 +130,12 @@ var textRules = []normalize.TextRule{
 	{Any: []string{"ContextOverflowError", "context exceeds model limit"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonContextOverflow, Seen: "opencode acp 1.18.33",
 		Example: `Internal error: Session too large to compact - context exceeds model limit even after stripping media: {"service":"session","errorName":"ContextOverflowError"}`},
+	{Any: []string{`"context_window_exceeded"`},
+		Bin: events.BinInvalidInput, Reason: events.ReasonContextOverflow, Seen: "codex-acp 0.16.0",
+		Example: `Internal error: {"message":"Codex ran out of room in the model's context window.","codex_error_info":"context_window_exceeded"}`},
+	{Any: []string{`"internal_server_error"`},
+		Bin: events.BinUnavailable, Reason: events.ReasonServer, Seen: "codex-acp 0.16.0",
+		Example: `Internal error: {"message":"stream error","codex_error_info":"internal_server_error"}`},
 }
 
 // hintFor is the next step after a failure of reason read from text.
@@ -155,6 +168,16 @@ func hintFor(r events.Reason) string {
 // agent that ended before answering the prompt is classified from its exit.
 func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 	out := normalize.Outcome{Text: d.last, SessionID: d.sessionID}
+	switch {
+	case d.denied != "" && (d.stopReason == "cancelled" || d.stopReason == "end_turn" && !d.textAfterDenial):
+		// The agent gave up after hub rejected its request (codex-acp
+		// cancels the turn; OpenCode ends it without another word).
+		out.Error = events.NewError(events.BinPermissionDenied, events.ReasonToolDenied,
+			"grant what the task needs with --permission (hub answers the agent's permission requests from it), or ask for a task within the grant",
+			"%s: hub rejected the agent's request to run %s (not within --permission %s), and the agent ended its turn without an answer (stopReason %s)",
+			d.o.Name, d.denied, d.o.Level, d.stopReason)
+		return out
+	}
 	switch d.stopReason {
 	case "end_turn":
 		out.OK = true

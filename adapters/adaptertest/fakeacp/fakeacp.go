@@ -41,6 +41,7 @@ var Scenarios = map[string]string{
 	"text":       "streams Answer in three chunks, a thought, a plan, a usage_update of $0.0125 and end_turn with usage",
 	"write":      "asks permission to write the file named after the marker (an edit with that location), writes it when allowed, then answers",
 	"shell":      "asks permission to run a shell command, then answers whatever the answer",
+	"giveup":     "asks permission to run a shell command; rejected, it ends the turn with stopReason cancelled and no answer (as codex-acp does)",
 	"unasked":    "runs a shell tool without asking (tool_call in_progress), then answers",
 	"hang":       "never answers the prompt; on session/cancel answers cancelled at once",
 	"deaf":       "never answers the prompt, ignores session/cancel, SIGTERM and stdin's end",
@@ -248,13 +249,13 @@ func (a *agent) prompt(m message) {
 		a.update(text("agent_thought_chunk", "Thinking it over."))
 		a.update(map[string]any{"sessionUpdate": "plan", "entries": []any{map[string]any{"content": "answer", "priority": "high", "status": "in_progress"}}})
 		a.answer(m.ID)
-	case "write", "shell":
+	case "write", "shell", "giveup":
 		path := filepath.Join(a.cwd, "out.txt")
 		if p := marker(prompt, "write"); p != "" {
 			path = p
 		}
 		kind, input := "edit", map[string]any{"filePath": path, "content": "written by fake acp\n"}
-		if sc == "shell" {
+		if sc != "write" {
 			kind, input = "execute", map[string]any{"command": "echo hi > " + path}
 		}
 		a.update(map[string]any{"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": sc, "kind": kind, "status": "pending",
@@ -284,11 +285,19 @@ func (a *agent) prompt(m message) {
 		} else {
 			a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "failed",
 				"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "rejected: " + string(res)}}}})
+			if sc == "giveup" {
+				a.endTurn(m.ID, "cancelled")
+				return
+			}
 		}
 		a.answer(m.ID)
 	case "unasked":
+		// in_progress alone is no proof it runs (OpenCode reports that
+		// before it asks): the output is.
 		a.update(map[string]any{"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": "bash", "kind": "execute", "status": "in_progress",
 			"rawInput": map[string]any{"command": "touch " + filepath.Join(a.cwd, "unasked.txt")}})
+		a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "in_progress",
+			"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "partial output"}}}})
 		time.Sleep(time.Hour) // hub stops it here
 	case "hang":
 		<-a.cancelled
