@@ -162,7 +162,9 @@ func TestPlan(t *testing.T) {
 		{name: "--color never", opts: func(o *runOptions) { o.Color = "never" }, want: func(p *runPlan) { p.color = "never" }},
 		{name: "--color unknown", opts: func(o *runOptions) { o.Color = "yes" }, err: `--color must be auto, always or never, not "yes"`},
 		{name: "--acp-command split as a shell would", opts: func(o *runOptions) { o.Agent, o.ACPCommand = "acp", `npx 'my agent' --flag="a b" \x` },
-			want: func(p *runPlan) { p.req.Agent, p.req.Bin, p.req.Args = "acp", "npx", []string{"my agent", "--flag=a b", "x"} }},
+			want: func(p *runPlan) {
+				p.req.Agent, p.req.Bin, p.req.Args = "acp", "npx", []string{"my agent", "--flag=a b", "x"}
+			}},
 		{name: "--agent acp without --acp-command", opts: func(o *runOptions) { o.Agent = "acp" }, err: `--agent acp needs --acp-command "CMD ARGS"`},
 		{name: "--acp-command blank", opts: func(o *runOptions) { o.Agent, o.ACPCommand = "acp", "  " }, err: `--agent acp needs --acp-command`},
 		{name: "--acp-command unbalanced quote", opts: func(o *runOptions) { o.Agent, o.ACPCommand = "acp", `opencode "acp` }, err: `--acp-command "opencode \"acp"`},

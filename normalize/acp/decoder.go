@@ -99,11 +99,11 @@ type Decoder struct {
 	// session's usage_update counts its earlier turns too.
 	billedUSD float64
 
-	denied          string // the title of the last call hub denied, "" if none
-	textAfterDenial bool   // the agent wrote text after it
-	stopReason      string // the prompt's, once answered
-	failed     *events.Error // the error answer to a step, if any
-	failedStep string
+	denied          string        // the title of the last call hub denied, "" if none
+	textAfterDenial bool          // the agent wrote text after it
+	stopReason      string        // the prompt's, once answered
+	failed          *events.Error // the error answer to a step, if any
+	failedStep      string
 }
 
 // call is what the decoder knows of one tool call.
