@@ -43,23 +43,24 @@ var _ adapters.RequestChecker = (*Adapter)(nil)
 
 func init() { adapters.Register(&Adapter{adapters.NewBase(info)}) }
 
-// watched is how hub holds an ACP agent to a level it cannot tell the
-// agent: every permission request is answered by the level, and the watch
-// stops the run at a call outside it that the agent runs without asking.
-const watched = "each session/request_permission answered from the level (allow what it grants, reject the rest); fs/read_text_file inside --cwd"
+// answered is how hub holds an ACP agent to a level it cannot tell the
+// agent: it answers the agent's permission requests and file requests
+// from the level, and its watch stops the run at a call outside the level
+// that the agent runs without asking.
+const answered = "each session/request_permission answered from the level (allow what it grants, reject the rest, never wait)"
+
+// unasked is what the watch cannot prevent.
+const unasked = "an agent that runs a call outside the level without asking (OpenCode's shell and writes by default) is stopped once the call shows it runs (its output or its end): it may have had its effect; give such an agent ask rules (OpenCode: permission edit and bash \"ask\") so that every call comes to hub first"
 
 var info = adapters.Info{
 	Name:          Name,
-	InstallHint:   "",
 	CallerCommand: true,
 	ReportsCost:   true,
 	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone: {How: adapters.Watched, Means: watched,
-			Note: "an agent that runs a tool without asking is stopped at its tool_call"},
-		adapters.PermissionReadOnly: {How: adapters.Watched, Means: watched,
-			Note: "an agent that runs a tool without asking (OpenCode's shell by default) is stopped at the call, which may have begun"},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Watched, Means: watched + "; fs/write_text_file inside --cwd",
-			Note: "a shell can write anywhere, so shell calls are rejected; an agent that runs one without asking is stopped at the call"},
+		adapters.PermissionNone:     {How: adapters.Watched, Means: answered + "; fs/* refused", Note: unasked},
+		adapters.PermissionReadOnly: {How: adapters.Watched, Means: answered + "; fs/read_text_file inside --cwd", Note: unasked},
+		adapters.PermissionWorkspaceWrite: {How: adapters.Watched, Means: answered + "; fs/read_text_file and fs/write_text_file inside --cwd",
+			Note: "shell calls are rejected (a shell can write anywhere); " + unasked},
 		adapters.PermissionFull: {How: adapters.Native, Means: "every permission request allowed; fs/* anywhere"},
 	},
 }
