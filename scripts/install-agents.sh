@@ -47,8 +47,26 @@ declare -A mins=(
 # Go test of the two tables above.
 #   acpx: a headless ACP client (nobody here wrote it) that drives `hub acp`
 #   (cmd/hub TestACPXReal). Its package asks for Node.js 22, and runs on 20.
+#   claude-agent-acp, codex-acp: Zed's ACP agents for Claude Code and Codex,
+#   run by `hub run --agent acp` (adapters/claude and adapters/codex
+#   TestRealACP; testdata/acp/README.md). No install scripts: npm's
+#   registry only. claude-agent-acp bundles its own Claude Code (the tests
+#   point it at the pinned one); codex-acp is a Node wrapper of a native
+#   binary (an optional dependency for the platform) with Codex built in.
 declare -A tools=(
   [acpx]="acpx@0.19.1"
+  [claude-agent-acp]="@zed-industries/claude-agent-acp@0.23.1"
+  [codex-acp]="@zed-industries/codex-acp@0.16.0"
+)
+
+# How to check that a tool runs once installed, for a tool without
+# --version: tool name → its arguments, "" for none (the binary is only
+# checked to be executable). codex-acp has no --version and prints its
+# usage with --help (which the native binary answers); claude-agent-acp
+# has no flag that answers and exits (any run starts the ACP server).
+declare -A tool_check=(
+  [claude-agent-acp]=""
+  [codex-acp]="--help"
 )
 
 table=pins
@@ -102,7 +120,16 @@ for agent in "${want[@]}"; do
   # terminal: step says what is being installed and how long it took.
   step install-agents "installing ${pkg##*/} $version (npm) into $prefix" \
     npm install --prefix "$prefix" --no-package-lock --save-exact --no-audit --no-fund --loglevel=error --progress "$spec"
-  "$prefix/node_modules/.bin/$agent" --version >/dev/null 2>&1 || {
-    echo "install-agents: $agent installed but '$agent --version' fails" >&2; exit 1; }
+  check=--version
+  if [[ -v tool_check[$agent] ]]; then
+    check=${tool_check[$agent]}
+  fi
+  if [[ -z $check ]]; then
+    [[ -x "$prefix/node_modules/.bin/$agent" ]] || {
+      echo "install-agents: $agent installed but $prefix/node_modules/.bin/$agent is not executable" >&2; exit 1; }
+    continue
+  fi
+  "$prefix/node_modules/.bin/$agent" $check </dev/null >/dev/null 2>&1 || {
+    echo "install-agents: $agent installed but '$agent $check' fails" >&2; exit 1; }
 done
 echo "install-agents: binaries in $prefix/node_modules/.bin"
