@@ -47,7 +47,7 @@ var pathKeys = []string{"prices", "schema"}
 // flags: each flag's type gives its key's kind; fileChecks refuse what the
 // flag (or plan) would refuse.
 func configSchema() config.Schema {
-	s := config.Schema{Agents: adapters.Names(), Refused: notInFile}
+	s := config.Schema{Agents: adapters.Names(), Refused: notInFile, NamedBy: "acp-command"}
 	for _, f := range runFlags() {
 		name := f.Names()[0]
 		if _, no := notInFile[name]; no {
@@ -88,12 +88,8 @@ func configSchema() config.Schema {
 // fileChecks are the checks of the file's values beyond their type, with
 // the flag's own words.
 var fileChecks = map[string]func(config.Value) error{
-	"agent": func(v config.Value) error {
-		if _, err := adapters.Lookup(v.Any.(string)); err != nil {
-			return fmt.Errorf("unknown agent %q (one of: %s)", v.Any, strings.Join(adapters.Names(), ", "))
-		}
-		return nil
-	},
+	// agent: a name of the file's own ACP agents is checked after the
+	// whole file is read (checkNamedAgent).
 	"permission": func(v config.Value) error { _, err := adapters.ParsePermission(v.Any.(string)); return err },
 	"auth":       func(v config.Value) error { _, err := adapters.ParseAuth(v.Any.(string)); return err },
 	"sandbox":    func(v config.Value) error { _, err := sandbox.ParseMode(v.Any.(string)); return err },
@@ -172,10 +168,28 @@ func loadConfig(ctx context.Context) (*config.File, error) {
 		if l.err != nil {
 			return nil, usagef("%v", l.err)
 		}
+		if err := checkAgentKey(l.f); err != nil {
+			return nil, err
+		}
 		return l.f, nil
 	case <-ctx.Done():
 		return nil, cancelledError{fmt.Sprintf("stopped while reading the config file %s (%v): nothing was started", path, context.Cause(ctx))}
 	}
+}
+
+// checkAgentKey refuses a top-level agent that is neither one of hub's
+// nor one of the file's own ACP agents ([agents.NAME] with acp-command).
+func checkAgentKey(f *config.File) error {
+	v, ok := f.Top("agent")
+	if !ok {
+		return nil
+	}
+	name := v.Any.(string)
+	if _, err := adapters.Lookup(name); err == nil || f.Named(name, "acp-command") {
+		return nil
+	}
+	return usagef("%v", &config.Error{Path: f.Path, Line: v.Line, Key: v.Key,
+		Msg: fmt.Sprintf("unknown agent %q (one of: %s, or an [agents.%s] table with acp-command)", name, strings.Join(adapters.Names(), ", "), name)})
 }
 
 // setting is one effective setting of a run: its value (as the flag holds
@@ -287,9 +301,18 @@ func configuredRunOptions(c *cli.Context) (runOptions, error) {
 	if err != nil {
 		return runOptions{}, err
 	}
-	o := newRunOptions(c)
+	o := withNamedAgent(newRunOptions(c), f)
 	o.Env = append(r.env, o.Env...)
 	return o, nil
+}
+
+// withNamedAgent makes o's agent an ACP one when it is one the file names
+// ([agents.NAME] with acp-command) rather than one of hub's.
+func withNamedAgent(o runOptions, f *config.File) runOptions {
+	if _, err := adapters.Lookup(o.Agent); err != nil && f.Named(o.Agent, "acp-command") {
+		o.Agent = "acp"
+	}
+	return o
 }
 
 // commandLineFlags returns the names of the flags at the start of tail
@@ -411,7 +434,7 @@ func configCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkAsRun(c); err != nil {
+			if err := checkAsRun(c, f); err != nil {
 				return err
 			}
 			if c.Bool("json") {
@@ -425,12 +448,17 @@ func configCommand() *cli.Command {
 // checkAsRun refuses what hub run would refuse of the effective settings
 // (--output xml, --color blue, an unknown --agent), so that hub config
 // never shows as a run's settings what no run takes. Without an agent the
-// others are checked as for the first agent: plan's checks do not depend
-// on it.
-func checkAsRun(c *cli.Context) error {
-	o := newRunOptions(c)
+// others are checked as for the first agent hub knows the command of:
+// plan's checks do not depend on it.
+func checkAsRun(c *cli.Context, f *config.File) error {
+	o := withNamedAgent(newRunOptions(c), f)
 	if o.Agent == "" {
-		o.Agent = adapters.Names()[0]
+		for _, name := range adapters.Names() {
+			if ad, _ := adapters.Lookup(name); !ad.Info().CallerCommand {
+				o.Agent = name
+				break
+			}
+		}
 	}
 	if o.PromptFile == "" {
 		o.Args, o.DashDash = []string{"prompt"}, true

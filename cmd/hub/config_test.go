@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hubcli/hub/adapters/adaptertest/fakeacp"
 	"github.com/hubcli/hub/internal/config"
 )
 
@@ -146,6 +147,24 @@ func TestConfigDefaultAgent(t *testing.T) {
 	}
 }
 
+// An [agents.NAME] table with acp-command names an ACP agent of the
+// user's: --agent NAME (or agent = "NAME") runs that command as --agent acp
+// does, with the table's other settings.
+func TestConfigNamedACPAgent(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeConfig(t, "agent = \"myacp\"\n[agents.myacp]\nacp-command = \""+exe+" --ignored-arg\"\nenv = [\""+fakeacp.EnvScenario+"=text\"]\n")
+	for _, args := range [][]string{{"run", "--agent", "myacp"}, {"run"}} {
+		code, out, errOut := hub(t, "", append(args, "--output", "jsonl", "hi")...)
+		r := readJSONL(t, out)
+		if code != 0 || r.text != fakeacp.Answer || len(r.argv) != 2 || r.argv[0] != exe || r.argv[1] != "--ignored-arg" {
+			t.Errorf("hub %v = exit %d, text %q, argv %q (stderr %s); want 0, the fake ACP agent's answer, the table's command", args, code, r.text, r.argv, errOut)
+		}
+	}
+}
+
 // A bad file is a usage error naming file, line and key, for hub run and
 // hub config alike; HUB_CONFIG naming no file too.
 func TestConfigBadFile(t *testing.T) {
@@ -154,6 +173,7 @@ func TestConfigBadFile(t *testing.T) {
 		{"[agents.opencode]\npermission = \"bogus\"\n", ":2: agents.opencode.permission: \"bogus\": want one of none, read-only"},
 		{"\ntimeuot = \"1m\"\n", ":2: timeuot: unknown key"},
 		{"[agents.gemini]\nmodel = \"x\"\n", ":1: agents.gemini: no agent \"gemini\""},
+		{"agent = \"gemini\"\n", ":1: agent: unknown agent \"gemini\""},
 		{"max-cost = \"0.5\"\n", ":1: max-cost: want a number, got a string"},
 		{"output = \"xml\"\n", ":1: output: must be text, jsonl, json or answer"},
 		{"color = \"yes\"\n", ":1: color: must be auto, always or never, not \"yes\""},

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/adapters/adaptertest/fakeacp"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/proc"
 )
@@ -28,6 +29,9 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("HUB_TEST_AS_HUB") == "1" {
 		os.Exit(runMain())
+	}
+	if os.Getenv(fakeacp.EnvScenario) != "" {
+		fakeacp.Main() // an ACP agent for the config tests
 	}
 	// No user's config.toml changes what the tests run (and their hub
 	// processes): /dev/null is an empty file. Config tests set their own.

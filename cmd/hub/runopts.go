@@ -36,6 +36,10 @@ type runOptions struct {
 	Resume     string
 	Bin        string
 	ACPCommand string // --acp-command "CMD ARGS", for --agent acp
+	// ACPName is the name the config file gives an ACP agent of its own
+	// ([agents.NAME] with acp-command) when Agent was that name; Agent is
+	// then "acp".
+	ACPName    string
 	Output     string // text, jsonl or json
 	Color      string // --color: auto, always or never
 	RawLog     string // --raw-log FILE, "" for none

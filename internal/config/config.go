@@ -61,8 +61,12 @@ type Schema struct {
 	Keys []Key
 	// Agents are the names an [agents.NAME] table may have. A table of
 	// another name is an error, so that a name keeps room for agents
-	// added later (an ACP agent named in its own table).
+	// added later, unless it sets NamedBy.
 	Agents []string
+	// NamedBy, when not "", is the key with which a table names an agent
+	// of the user's own under a NAME not in Agents (an ACP agent's
+	// acp-command: [agents.gemini] acp-command = "gemini --acp").
+	NamedBy string
 	// Refused are names the file does not take though a flag has them,
 	// with why ("a session belongs to one run"): the error says so
 	// rather than "unknown key".
@@ -184,6 +188,17 @@ func (f *File) Agent(name string) *Agent {
 		}
 	}
 	return nil
+}
+
+// Named reports whether name is an agent the file itself names: an
+// [agents.NAME] table that sets the schema's NamedBy key.
+func (f *File) Named(name, namedBy string) bool {
+	a := f.Agent(name)
+	if a == nil || namedBy == "" {
+		return false
+	}
+	_, ok := a.Values[namedBy]
+	return ok
 }
 
 // Agents returns the [agents.NAME] tables in the file's order.
@@ -349,12 +364,18 @@ func (p parser) agents(raw any) ([]*Agent, error) {
 	var out []*Agent
 	for _, k := range p.keys(tables, key) {
 		name := k[1]
-		if !slices.Contains(p.schema.Agents, name) {
-			return nil, p.errorf(k, "no agent %q: [agents.NAME] names one of: %s", name, strings.Join(p.schema.Agents, ", "))
-		}
 		table, ok := tables[name].(map[string]any)
 		if !ok {
 			return nil, p.errorf(k, "want a table [agents.%s], got %s", name, tomlType(tables[name]))
+		}
+		if !slices.Contains(p.schema.Agents, name) {
+			if _, named := table[p.schema.NamedBy]; p.schema.NamedBy == "" || !named {
+				also := ""
+				if p.schema.NamedBy != "" {
+					also = fmt.Sprintf(", or a table that sets %s (an ACP agent of yours)", p.schema.NamedBy)
+				}
+				return nil, p.errorf(k, "no agent %q: [agents.NAME] names one of: %s%s", name, strings.Join(p.schema.Agents, ", "), also)
+			}
 		}
 		a := &Agent{Name: name, Line: p.line(k), Values: map[string]Value{}}
 		for _, vk := range p.keys(table, k) {
