@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+	"mvdan.cc/sh/v3/shell"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
@@ -76,8 +77,10 @@ type doctorAgent struct {
 	VersionCheck string `json:"version_check"`
 	// Starts says its version command ran and exited 0 within the limit;
 	// StartSeconds is how long it ran (until it was killed, if it hung).
-	Starts       bool    `json:"starts"`
-	StartSeconds float64 `json:"start_seconds"`
+	Starts bool `json:"starts"`
+	// callerCommand: an agent whose command the caller gives (acp).
+	callerCommand bool
+	StartSeconds  float64 `json:"start_seconds"`
 	// Config says which configuration applies to the agent, "" for none.
 	Config string `json:"config"`
 	// Usable says hub can run it (Status is "ok").
@@ -235,6 +238,7 @@ func (o doctorOptions) diagnoseAgent(ctx context.Context, name string) doctorAge
 		a.Hint = "run `" + filepath.Base(dash(a.Path)) + " " + strings.Join(versionArgs(info), " ") + "` by hand to see why it hangs; on a busy machine raise --version-timeout"
 	}
 	a.Usable = a.Status == "ok"
+	a.callerCommand = info.CallerCommand
 	// It starts when its version command exited 0 in time: it is usable,
 	// or only its version is wrong.
 	a.Starts = a.Usable || a.Status == string(events.BinUnsupportedVersion)
@@ -258,6 +262,19 @@ func (o doctorOptions) diagnoseAgent(ctx context.Context, name string) doctorAge
 func (o doctorOptions) agentBin(name string) (bin, from string) {
 	if o.EnvBin != "" && o.EnvAgent == name {
 		return o.EnvBin, "HUB_BIN"
+	}
+	if ad, err := adapters.Lookup(name); err == nil && ad.Info().CallerCommand {
+		// An ACP agent's program: the first word of its command.
+		cmd, from := os.Getenv("HUB_ACP_COMMAND"), "HUB_ACP_COMMAND"
+		for _, s := range agentSettings(o.Config, name) {
+			if s.Name == "acp-command" && s.Origin.Source != config.FromEnv && cmd == "" {
+				cmd, from = fmt.Sprint(s.Value), s.Origin.String()
+			}
+		}
+		if words, err := shell.Fields(cmd, os.Getenv); err == nil && len(words) > 0 {
+			return words[0], from
+		}
+		return "", ""
 	}
 	for _, s := range agentSettings(o.Config, name) {
 		if s.Name == "bin" && s.Origin.Source != config.FromEnv {
@@ -315,6 +332,8 @@ func (r doctorReport) print(w io.Writer, asJSON bool) error {
 		case !a.Usable && a.Checked:
 			verdict = "CANNOT RUN"
 			failed = append(failed, a.Name)
+		case a.callerCommand && a.Bin == "":
+			verdict = "any ACP agent (not checked: set HUB_ACP_COMMAND, or acp-command in the config file, to check one)"
 		case !a.Usable && !a.Installed:
 			verdict = "not installed (not checked: name it to require it)"
 		case !a.Usable:
@@ -332,7 +351,9 @@ func (r doctorReport) print(w io.Writer, asJSON bool) error {
 			fmt.Fprintf(&b, " (%s=%s)", a.BinFrom, a.Bin)
 		}
 		b.WriteString("\n")
-		if a.Installed {
+		if a.Installed && a.callerCommand {
+			b.WriteString("  starts:   not checked (an ACP agent has no common --version; a run checks it)\n")
+		} else if a.Installed {
 			fmt.Fprintf(&b, "  version:  %s (%s; needs %s or newer, tested up to %s)\n",
 				dash(a.Version), strings.ReplaceAll(a.VersionCheck, "_", " "), a.MinVersion, dash(a.TestedVersion))
 			if a.Starts {

@@ -211,7 +211,7 @@ func TestDoctorUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"doctor", "nope"}, `hub: doctor: unknown agent "nope" (agents: claude, codex, opencode, pi)`},
+		{[]string{"doctor", "nope"}, `hub: doctor: unknown agent "nope" (agents: acp, claude, codex, opencode, pi)`},
 		{[]string{"doctor", "--version-timeout", "0s"}, "hub: doctor: --version-timeout must be more than 0, not 0s"},
 		{[]string{"doctor", "--version-timeout", "5"}, `hub: invalid value "5" for flag --version-timeout: use a unit, e.g. 5s or 5m`},
 		{[]string{"doctor", "claude", "--version-timeout", "5s"}, "hub: doctor: flag --version-timeout after the agent names: put flags before them (hub doctor [flags] [AGENT...])"},
