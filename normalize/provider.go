@@ -248,6 +248,11 @@ var ProviderRules = []TextRule{
 	{Any: []string{"internal server error", "internal_server_error", "bad gateway", "gateway timeout", "server_error", "api_error"},
 		Bin: events.BinUnavailable, Reason: events.ReasonServer, Seen: "Anthropic and OpenAI APIs",
 		Example: "Internal server error"},
+	// OpenAI's message of an HTTP 500, which opencode acp passes on
+	// without the status (testdata/acp/opencode-err500).
+	{Any: []string{"the server had an error while processing your request"},
+		Bin: events.BinUnavailable, Reason: events.ReasonServer, Seen: "OpenAI API, through opencode acp 1.18.33",
+		Example: "The server had an error while processing your request. Sorry about that!"},
 }
 
 // Hints are an agent's hints by reason: the next step its users take for

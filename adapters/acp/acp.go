@@ -122,11 +122,26 @@ func (a *Adapter) Command(req adapters.Request, inst adapters.Install) (adapters
 // updates and, for a live run, the conversation that leads the agent
 // (adapters.Conversation).
 func (a *Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
-	allow := adapters.ToolCheck(req, a.Info())
-	c := &conversation{req: req, allow: allow}
+	c := &conversation{req: req}
 	c.Decoder = acpnorm.New(acpnorm.Options{
 		Resume: req.Resume, Model: req.Model, Name: Name, Level: string(req.Permission.OrDefault()),
-		Allow: func(st events.ToolStarted) bool { return allow(st) == nil },
+		Allow: allowed(req, a.Info()),
 	})
 	return c
+}
+
+// allowed is the rule both the decoder and the client answer the agent's
+// permission requests with: what hub's watch lets through (ToolCheck), but
+// a call of kind other (ACP's other, think, switch_mode, or none given)
+// only under full. The watch lets other through at read-only (a CLI's
+// todo list); an ACP agent asks only for what it deems an effect
+// (OpenCode's external_directory, a write outside its directory, has kind
+// other and names its path as "filepath", which hub's path check does not
+// read).
+func allowed(req adapters.Request, info adapters.Info) func(events.ToolStarted) bool {
+	check := adapters.ToolCheck(req, info)
+	full := req.Permission.OrDefault() == adapters.PermissionFull
+	return func(st events.ToolStarted) bool {
+		return (full || st.Kind != events.ToolOther) && check(st) == nil
+	}
 }

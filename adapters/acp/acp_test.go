@@ -140,6 +140,10 @@ func TestPermission(t *testing.T) {
 		{"write outside, workspace-write", "write: " + outside, adapters.PermissionWorkspaceWrite, outside, false},
 		{"shell, workspace-write", "shell", adapters.PermissionWorkspaceWrite, "", false},
 		{"write outside, full", "write: " + outside + "-full", adapters.PermissionFull, outside + "-full", true},
+		// A request of kind other (OpenCode's external_directory) is an
+		// effect the agent asks about: only full grants it.
+		{"other kind, workspace-write", "other: " + outside + "-other", adapters.PermissionWorkspaceWrite, outside + "-other", false},
+		{"other kind, full", "other: " + outside + "-other-full", adapters.PermissionFull, outside + "-other-full", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

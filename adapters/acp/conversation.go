@@ -14,7 +14,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 	acpnorm "github.com/hubcli/hub/normalize/acp"
 )
@@ -38,8 +37,7 @@ const cancelWait = 5 * time.Second
 // It implements adapters.Conversation.
 type conversation struct {
 	*acpnorm.Decoder
-	req   adapters.Request
-	allow func(events.ToolStarted) *events.Error
+	req adapters.Request
 
 	q      *lineQueue
 	conn   *sdk.ClientSideConnection

@@ -133,9 +133,6 @@ var textRules = []normalize.TextRule{
 	{Any: []string{`"context_window_exceeded"`},
 		Bin: events.BinInvalidInput, Reason: events.ReasonContextOverflow, Seen: "codex-acp 0.16.0",
 		Example: `Internal error: {"message":"Codex ran out of room in the model's context window.","codex_error_info":"context_window_exceeded"}`},
-	{Any: []string{`"internal_server_error"`},
-		Bin: events.BinUnavailable, Reason: events.ReasonServer, Seen: "codex-acp 0.16.0",
-		Example: `Internal error: {"message":"stream error","codex_error_info":"internal_server_error"}`},
 }
 
 // hintFor is the next step after a failure of reason read from text.

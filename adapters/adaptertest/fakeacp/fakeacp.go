@@ -42,6 +42,7 @@ var Scenarios = map[string]string{
 	"write":      "asks permission to write the file named after the marker (an edit with that location), writes it when allowed, then answers",
 	"shell":      "asks permission to run a shell command, then answers whatever the answer",
 	"giveup":     "asks permission to run a shell command; rejected, it ends the turn with stopReason cancelled and no answer (as codex-acp does)",
+	"other":      "asks permission of kind other for the file named after the marker (as OpenCode's external_directory), writes it when allowed, then answers",
 	"unasked":    "runs a shell tool without asking (tool_call in_progress), then answers",
 	"hang":       "never answers the prompt; on session/cancel answers cancelled at once",
 	"deaf":       "never answers the prompt, ignores session/cancel, SIGTERM and stdin's end",
@@ -249,14 +250,20 @@ func (a *agent) prompt(m message) {
 		a.update(text("agent_thought_chunk", "Thinking it over."))
 		a.update(map[string]any{"sessionUpdate": "plan", "entries": []any{map[string]any{"content": "answer", "priority": "high", "status": "in_progress"}}})
 		a.answer(m.ID)
-	case "write", "shell", "giveup":
+	case "write", "shell", "giveup", "other":
 		path := filepath.Join(a.cwd, "out.txt")
 		if p := marker(prompt, "write"); p != "" {
 			path = p
 		}
 		kind, input := "edit", map[string]any{"filePath": path, "content": "written by fake acp\n"}
-		if sc != "write" {
+		if p := marker(prompt, "other"); p != "" {
+			path = p
+		}
+		switch sc {
+		case "shell", "giveup":
 			kind, input = "execute", map[string]any{"command": "echo hi > " + path}
+		case "other":
+			kind, input = "other", map[string]any{"filepath": path, "parentDir": filepath.Dir(path)}
 		}
 		a.update(map[string]any{"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": sc, "kind": kind, "status": "pending",
 			"rawInput": input, "locations": []any{map[string]any{"path": path}}})
