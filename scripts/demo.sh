@@ -7,7 +7,8 @@
 # workspace-write (one inside --cwd lands on the disk, one outside it does
 # not), a sandboxed write kept as a diff and applied with `hub apply`, a
 # structured answer repaired, the events for programs (jsonl), and a
-# provider that rejects the API key, to show an error bin. It fails (exit
+# provider that rejects the API key, to show an error bin; and OpenCode once
+# more through ACP (--agent acp --acp-command "opencode acp"). It fails (exit
 # 1) when a run does not give what it shows. About 2 minutes once the CLIs are
 # installed (most of it OpenCode's start-up, 6-10 s a run).
 #
@@ -142,6 +143,13 @@ echo
 echo "\$ hub run --agent opencode --output jsonl \"Say hello. MOCK_TEXT\""
 "${hub[@]}" --output jsonl "Say hello. MOCK_TEXT" | tee "$out"
 tail -1 "$out" | grep -q '"type":"run.finished".*"ok":true' || fail "the last event is not an ok run.finished"
+
+echo
+echo "\$ hub run --agent acp --acp-command \"opencode acp\" --output text \"Say hello. MOCK_TEXT\""
+echo "  (the same OpenCode, driven through the Agent Client Protocol: any ACP agent runs this way)"
+acp=(bin/hub run --agent acp --acp-command "opencode acp" --model mock/mock-model --cwd "$work/project" --timeout 2m --idle-timeout 60s)
+"${acp[@]}" --output text "Say hello. MOCK_TEXT" 2>&1 | tee "$out"
+grep -q "Hello from the mock model" "$out" || fail "the ACP run did not give the mock's answer"
 
 echo
 echo "\$ hub run --agent opencode --output json \"This provider rejects the key. MOCK_401\""
