@@ -241,6 +241,22 @@ func TestCancel(t *testing.T) {
 	})
 }
 
+// TestStuckStdin: an agent that stops reading its stdin (a prompt larger
+// than the pipe holds is never taken) cannot hold up the stop: the
+// session/cancel that cannot be written is given up after a bounded wait
+// and the SIGTERM follows, whatever the grace.
+func TestStuckStdin(t *testing.T) {
+	t.Parallel()
+	lim := budget.Limits{IdleTimeout: time.Second, Grace: time.Hour}
+	r := newFake(t).run(t, "text "+strings.Repeat("x", 1<<20), lim, func(r *adapters.Request) {
+		r.Env = append(r.Env, fakeacp.EnvScenario+"=stuck")
+	})
+	adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+	if r.Fin.Signal == nil || *r.Fin.Signal != "SIGTERM" {
+		t.Errorf("signal = %v, want SIGTERM (not the SIGKILL after the hour's grace)", r.Fin.Signal)
+	}
+}
+
 // TestFailures: how each way an ACP agent fails is binned.
 func TestFailures(t *testing.T) {
 	t.Parallel()

@@ -28,8 +28,9 @@ const maxSDKLine = 10<<20 - 1
 const maxFileBytes = 16 << 20
 
 // cancelWait bounds the write of session/cancel, which waits while the
-// agent's stdin is full.
-const cancelWait = 5 * time.Second
+// agent's stdin is full (it does not read it): then the stop goes on to
+// the SIGTERM at once.
+const cancelWait = 2 * time.Second
 
 // conversation is one ACP run's client: the decoder of the agent's updates
 // (normalize/acp, on the run's goroutine) and the requests hub sends and
@@ -104,9 +105,19 @@ func (c *conversation) Interrupt() bool {
 	if !prompting {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, cancelWait)
-	defer cancel()
-	return c.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sid}) == nil
+	// The SDK's write does not end with a context: an agent that does not
+	// read its stdin would hold it, and the SIGTERM behind it, forever.
+	// The write goes on until the process is gone and its stdin closed.
+	sent := make(chan error, 1)
+	go func() { sent <- c.conn.Cancel(c.ctx, sdk.CancelNotification{SessionId: sid}) }()
+	t := time.NewTimer(cancelWait)
+	defer t.Stop()
+	select {
+	case err := <-sent:
+		return err == nil
+	case <-t.C:
+		return false // not written: signal it now
+	}
 }
 
 // Close implements adapters.Conversation.

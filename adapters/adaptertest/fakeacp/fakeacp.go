@@ -56,6 +56,7 @@ var Scenarios = map[string]string{
 	"read":       "reads the file named after the marker with fs/read_text_file and answers with what it got",
 	"load":       "answers session/load by replaying an old turn's text before the answer, then answers the prompt",
 	"stdin-eof":  "answers the prompt, then exits only when its stdin ends",
+	"stuck":      "(EnvScenario only) answers session/new, then reads no more of its stdin",
 }
 
 type agent struct {
@@ -99,6 +100,9 @@ func Main() {
 			}
 		case m.Method == "session/cancel":
 			a.once.Do(func() { close(a.cancelled) })
+		case a.scenario == "stuck" && m.Method == "session/new":
+			a.handle(m)
+			select {} // reads no more of stdin
 		default:
 			go a.handle(m)
 		}
