@@ -22,8 +22,8 @@ func acpCommand(kill <-chan struct{}) *cli.Command {
 		Description: "Takes hub run's flags and config file, but no prompt: the ACP client sends each prompt (session/prompt),\n" +
 			"and each runs as one hub run of --agent with these flags, its events streamed back as session/update.\n" +
 			"A session's next prompt resumes the agent's session. stdout carries only the protocol; hub's own\n" +
-			"diagnostics go to stderr. --output and --color do not apply; --prompt-file, --raw-log, --diff-out and\n" +
-			"--confirm (no terminal to ask on) are refused; --permission full needs --yes.",
+			"diagnostics go to stderr. --output and --color do not apply; --prompt-file, --raw-log, --diff-out,\n" +
+			"--status-file and --confirm (no terminal to ask on) are refused; --permission full needs --yes.",
 		Flags:           runFlags(),
 		HideHelpCommand: true,
 		Action:          acpAction(kill),
@@ -82,6 +82,8 @@ func acpPlan(o runOptions) (runPlan, error) {
 		return runPlan{}, usagef("acp: --raw-log names one run's file, and hub acp makes a run of every prompt")
 	case o.DiffOut != "":
 		return runPlan{}, usagef("acp: --diff-out names one run's file, and hub acp makes a run of every prompt")
+	case o.StatusFile != "":
+		return runPlan{}, usagef("acp: --status-file names one run's file, and hub acp makes a run of every prompt")
 	}
 	o.Args, o.DashDash = []string{"(from the ACP client)"}, true
 	p, err := o.plan()

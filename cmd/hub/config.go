@@ -27,6 +27,7 @@ var notInFile = map[string]string{
 	"resume":       "a session belongs to one run",
 	"prompt-file":  "the prompt belongs to one run",
 	"raw-log":      "one file for every run would be replaced by each",
+	"status-file":  "one file for every run would be replaced by each",
 	"diff-out":     "one file for every run would be replaced by each",
 	"cwd":          "the directory a run works in is the caller's",
 	"confirm":      "an approval is asked for the run it approves",

@@ -60,6 +60,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event), json (only run.finished) or answer (only the answer: with --schema its JSON value on one line, else the final text; failures on stderr)", EnvVars: []string{"HUB_OUTPUT"}},
 		&cli.StringFlag{Name: "schema", Usage: "JSON Schema (draft 2020-12) file the answer must match: one JSON value, bare or in one ```json block; run.finished.structured holds it", EnvVars: []string{"HUB_SCHEMA"}},
 		&cli.IntFlag{Name: "schema-retries", Value: adapters.DefaultSchemaRetries, Usage: "times to resume the session of an answer that does not match --schema, with what is wrong (0 = none)", EnvVars: []string{"HUB_SCHEMA_RETRIES"}},
+		&cli.StringFlag{Name: "status-file", Usage: "keep the run's latest state in this file (run id, seq, tokens, cost, the running tool), rewritten atomically as the run goes and ending as its run.finished object: for programs that watch a file"},
 		&cli.StringFlag{Name: "raw-log", Usage: "write the agent's own stdout, byte for byte, to this file: always a new file, mode 0600 (an existing one is replaced); a symbolic link is refused"},
 		&cli.StringFlag{Name: "bin", Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
 		&cli.StringFlag{Name: "acp-command", Usage: `with --agent acp: the ACP agent's command line, split as a shell would ("opencode acp", "npx @zed-industries/claude-agent-acp")`, EnvVars: []string{"HUB_ACP_COMMAND"}},
@@ -163,6 +164,13 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	stderr = &stallGuard{w: stderr, giveUp: giveUp}
 	sink, done, text := outputSink(p.output, p.req.Schema != nil, con, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
 	defer text.close()
+	if st := p.status; st != nil {
+		out := sink
+		sink = func(ev events.Event) error {
+			_ = st.Observe(ev) // its error is told at the end: the run goes on
+			return out(ev)
+		}
+	}
 
 	// A question on the terminal (--confirm) is asked with the status
 	// line off.
@@ -202,6 +210,9 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	}
 	if diffOut != nil && diffOut.err != nil {
 		fmt.Fprintf(stderr, "hub: --diff-out is incomplete: %v\n", diffOut.err)
+	}
+	if p.status != nil && p.status.Err() != nil {
+		fmt.Fprintf(stderr, "hub: --status-file is not up to date: %v\n", p.status.Err())
 	}
 	return done(fin)
 }

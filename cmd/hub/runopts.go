@@ -20,6 +20,7 @@ import (
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/sandbox"
+	"github.com/hubcli/hub/statusfile"
 )
 
 // runOptions are hub run's flags and arguments as given (cli/cli's options
@@ -43,6 +44,7 @@ type runOptions struct {
 	Output     string // text, jsonl or json
 	Color      string // --color: auto, always or never
 	RawLog     string // --raw-log FILE, "" for none
+	StatusFile string // --status-file FILE, "" for none
 	PromptFile string
 	Prices     string // --prices FILE
 	PricesSet  bool   // --prices (or HUB_PRICES) was given, even as ""
@@ -93,6 +95,7 @@ func newRunOptions(c *cli.Context) runOptions {
 		Output:        c.String("output"),
 		Color:         c.String("color"),
 		RawLog:        c.String("raw-log"),
+		StatusFile:    c.String("status-file"),
 		PromptFile:    c.String("prompt-file"),
 		Prices:        c.String("prices"),
 		PricesSet:     c.IsSet("prices"),
@@ -162,6 +165,9 @@ type runPlan struct {
 	warning    string // printed on stderr before the run starts
 	approval   approval
 
+	statusFile string             // --status-file
+	status     *statusfile.Writer // --status-file's, its first state written by load
+
 	rawLogFile  *os.File // --raw-log, opened by load; execute closes it
 	diffOutFile *os.File // --diff-out, opened by load; execute closes it
 }
@@ -196,7 +202,7 @@ func (o runOptions) plan() (runPlan, error) {
 	if err := checkColor(o.Color); err != nil {
 		return runPlan{}, err
 	}
-	p := runPlan{output: o.Output, color: o.Color, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema, diffOut: o.DiffOut}
+	p := runPlan{output: o.Output, color: o.Color, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema, diffOut: o.DiffOut, statusFile: o.StatusFile}
 	if p.prompt, err = o.promptSource(); err != nil {
 		return runPlan{}, err
 	}
@@ -527,6 +533,12 @@ func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 		// Checked before --raw-log replaces its file; read below.
 		if _, err := os.Stat(p.promptFile); err != nil {
 			return usagef("run: --prompt-file: %v", err)
+		}
+	}
+	if p.statusFile != "" {
+		p.status = statusfile.New(p.statusFile, "")
+		if err := p.status.Start(); err != nil {
+			return usagef("run: --status-file: %v", strings.TrimPrefix(err.Error(), "statusfile: "))
 		}
 	}
 	if p.rawLog != "" {
