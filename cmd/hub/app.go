@@ -126,6 +126,7 @@ func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cl
 		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			runCommand(kill),
+			batchCommand(kill),
 			applyCommand(),
 			acpCommand(kill),
 			replayCommand(),

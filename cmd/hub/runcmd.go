@@ -17,6 +17,7 @@ import (
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/sandbox"
+	"github.com/hubcli/hub/statusfile"
 )
 
 // runCommand is `hub run`. kill is passed to every run (adapters.WithKill).
@@ -177,22 +178,13 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithConfirm(func(ctx context.Context, req adapters.Request, g adapters.Grant) error {
 		return text.quiet(func() error { return p.approval.check(ctx, req, g) })
 	})}
-	var diffOut *errWriter
-	if f := p.diffOutFile; f != nil { // opened by load
-		defer f.Close()
-		diffOut = &errWriter{w: f}
-		opts = append(opts, adapters.WithDiff(func(diff []byte) { _, _ = diffOut.Write(diff) }))
-	}
+	fo := p.fileOptions()
+	defer fo.close()
+	opts = append(opts, fo.opts...)
 	if p.req.Apply && p.approval.confirm {
 		opts = append(opts, adapters.WithApprove(func(ctx context.Context, diff []byte, files []events.FileChanged) error {
 			return text.quiet(func() error { return p.approval.approveChange(ctx, diff, files) })
 		}))
-	}
-	var rawLog *errWriter
-	if f := p.rawLogFile; f != nil { // opened by load (openRawLog)
-		defer f.Close()
-		rawLog = &errWriter{w: f}
-		opts = append(opts, adapters.WithRawLog(rawLog))
 	}
 	// Every process hub starts runs below a guard that holds its tree. As a
 	// child subreaper hub also gets what escapes a guard (an agent or a
@@ -205,16 +197,52 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	fin := adapters.Run(ctx, p.req, sink, opts...)
 	text.close()
 	closed()
-	if rawLog != nil && rawLog.err != nil {
-		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", rawLog.err)
-	}
-	if diffOut != nil && diffOut.err != nil {
-		fmt.Fprintf(stderr, "hub: --diff-out is incomplete: %v\n", diffOut.err)
-	}
-	if p.status != nil && p.status.Err() != nil {
-		fmt.Fprintf(stderr, "hub: --status-file is not up to date: %v\n", p.status.Err())
-	}
+	fo.report(stderr)
 	return done(fin)
+}
+
+// runFiles are a run's options for the files load opened (--diff-out,
+// --raw-log) and --status-file: report says on stderr which of them is
+// incomplete after the run; close closes them.
+type runFiles struct {
+	opts            []adapters.Option
+	diffOut, rawLog *errWriter
+	status          *statusfile.Writer
+	files           []*os.File
+}
+
+func (p *runPlan) fileOptions() runFiles {
+	var fo runFiles
+	if f := p.diffOutFile; f != nil { // opened by load
+		fo.files = append(fo.files, f)
+		fo.diffOut = &errWriter{w: f}
+		fo.opts = append(fo.opts, adapters.WithDiff(func(diff []byte) { _, _ = fo.diffOut.Write(diff) }))
+	}
+	if f := p.rawLogFile; f != nil { // opened by load (openRawLog)
+		fo.files = append(fo.files, f)
+		fo.rawLog = &errWriter{w: f}
+		fo.opts = append(fo.opts, adapters.WithRawLog(fo.rawLog))
+	}
+	fo.status = p.status
+	return fo
+}
+
+func (fo runFiles) report(stderr io.Writer) {
+	if fo.rawLog != nil && fo.rawLog.err != nil {
+		fmt.Fprintf(stderr, "hub: --raw-log is incomplete: %v\n", fo.rawLog.err)
+	}
+	if fo.diffOut != nil && fo.diffOut.err != nil {
+		fmt.Fprintf(stderr, "hub: --diff-out is incomplete: %v\n", fo.diffOut.err)
+	}
+	if fo.status != nil && fo.status.Err() != nil {
+		fmt.Fprintf(stderr, "hub: --status-file is not up to date: %v\n", fo.status.Err())
+	}
+}
+
+func (fo runFiles) close() {
+	for _, f := range fo.files {
+		f.Close()
+	}
 }
 
 // outputSink is the sink for --output (text, jsonl, json or answer; text
