@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -84,6 +85,10 @@ func exitCode(err error) int {
 		return ee.err.Bin.ExitCode()
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.Is(err, syscall.EPIPE):
+		// The reader of hub's output went away (hub schema | head -1): it
+		// wanted no more, as a Unix tool's reader that stops does.
+		return exitOK
 	default:
 		// urfave/cli reports unknown commands as plain errors: usage
 		// errors too. Anything else (a failed write of hub's own output)
@@ -100,7 +105,7 @@ func exitCode(err error) int {
 func isExitError(err error) bool {
 	var ee exitError
 	var se statusError
-	return errors.As(err, &ee) || errors.As(err, &se)
+	return errors.As(err, &ee) || errors.As(err, &se) || errors.Is(err, syscall.EPIPE)
 }
 
 func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cli.App {

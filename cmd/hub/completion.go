@@ -1,7 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"slices"
+	"strings"
+
+	"github.com/hubcli/hub/adapters"
 
 	"github.com/urfave/cli/v2"
 )
@@ -47,13 +52,19 @@ _hub_cli_bash_autocomplete() {
       _hub_cli_init_completion -n "=:" || return
     fi
     words=("${words[@]:0:$cword}")
+    # The value of a flag: its choices, or files (an empty reply falls
+    # back to bash's own completion), never hub's flags.
+    case "${words[${#words[@]}-1]}" in
+@@VALUES@@
+    esac
+    # The words go to hub as they were typed, never through eval: a
+    # redirection or $(…) on the line is a word, not a command.
     if [[ "$cur" == "-"* ]]; then
-      requestComp="${words[*]} ${cur} --generate-bash-completion"
+      opts=$("${words[0]}" "${words[@]:1}" "${cur}" --generate-bash-completion 2>/dev/null)
     else
-      requestComp="${words[*]} --generate-bash-completion"
+      opts=$("${words[0]}" "${words[@]:1}" --generate-bash-completion 2>/dev/null)
     fi
-    opts=$(eval "${requestComp}" 2>/dev/null)
-    COMPREPLY=($(compgen -W "${opts}" -- ${cur}))
+    COMPREPLY=($(compgen -W "${opts}" -- "${cur}"))
     return 0
   fi
 }
@@ -69,6 +80,10 @@ _hub_cli_zsh_autocomplete() {
   local -a opts
   local cur
   cur=${words[-1]}
+  # The value of a flag: its choices, or files; never hub's flags.
+  case "${words[-2]}" in
+@@ZVALUES@@
+  esac
   if [[ "$cur" == "-"* ]]; then
     opts=("${(@f)$(${words[@]:0:#words[@]-1} ${cur} --generate-bash-completion)}")
   else
@@ -104,9 +119,9 @@ func completionCommand() *cli.Command {
 			var script string
 			switch shell := c.Args().First(); shell {
 			case "bash":
-				script = bashCompletion
+				script = strings.Replace(bashCompletion, "@@VALUES@@", valueCases(bashValues), 1)
 			case "zsh":
-				script = zshCompletion
+				script = strings.Replace(zshCompletion, "@@ZVALUES@@", valueCases(zshValues), 1)
 			case "fish":
 				s, err := fishCompletion()
 				if err != nil {
@@ -133,4 +148,58 @@ func fishCompletion() (string, error) {
 	app.HideVersion = true // hub has its own --version; urfave's would add a -v that hub refuses
 	app.Commands = append(app.Commands, &cli.Command{Name: "help", Aliases: []string{"h"}, Usage: "show the commands, or one command's help"})
 	return app.ToFishCompletion()
+}
+
+// flagChoices are the values of hub's flags that take one of a few words.
+func flagChoices() map[string][]string {
+	levels := make([]string, len(adapters.Permissions))
+	for i, l := range adapters.Permissions {
+		levels[i] = string(l)
+	}
+	return map[string][]string{
+		"agent":      adapters.Names(),
+		"permission": levels,
+		"output":     {"text", "jsonl", "json", "answer"},
+		"sandbox":    {"none", "copy", "worktree"},
+		"color":      {"auto", "always", "never"},
+		"auth":       {"inherit", "login"},
+	}
+}
+
+// valueCases is the case arms of a completion script for the flags of hub
+// run (and the commands that share them) that take a value, one arm per
+// flag as the previous word: its choices (arm), files for a flag that
+// takes a file, nothing for the others (a number, a duration, a text).
+func valueCases(arm func(flags string, choices []string, files bool) string) string {
+	choices := flagChoices()
+	var b strings.Builder
+	for _, f := range runFlags() {
+		if !f.(cli.DocGenerationFlag).TakesValue() {
+			continue
+		}
+		name := f.Names()[0]
+		files := false
+		if sf, ok := f.(*cli.StringFlag); ok {
+			files = sf.TakesFile
+		}
+		b.WriteString(arm("--"+name, choices[name], files))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func bashValues(flag string, choices []string, files bool) string {
+	if len(choices) > 0 {
+		return fmt.Sprintf("      %s) COMPREPLY=($(compgen -W %q -- \"${cur}\")); return 0 ;;\n", flag, strings.Join(choices, " "))
+	}
+	return fmt.Sprintf("      %s) COMPREPLY=(); return 0 ;;\n", flag) // files, or nothing
+}
+
+func zshValues(flag string, choices []string, files bool) string {
+	switch {
+	case len(choices) > 0:
+		return fmt.Sprintf("    %s) compadd -- %s; return ;;\n", flag, strings.Join(slices.Clone(choices), " "))
+	case files:
+		return fmt.Sprintf("    %s) _files; return ;;\n", flag)
+	}
+	return fmt.Sprintf("    %s) return ;;\n", flag)
 }

@@ -185,18 +185,27 @@ func TestCompletion(t *testing.T) {
 		drive string
 		want  []string
 	}{
+		// A redirection and a $(…) on the line are words handed to hub,
+		// never run (the file keeps its text, no file is made); a
+		// flag's value completes to its choices, not to flags.
 		{"bash", `source <(hub completion bash)
 COMP_WORDS=(hub ru); COMP_CWORD=1; _hub_cli_bash_autocomplete; printf '%s\n' "${COMPREPLY[@]}"
-COMP_WORDS=(hub run --ag); COMP_CWORD=2; _hub_cli_bash_autocomplete; printf '%s\n' "${COMPREPLY[@]}"`,
-			[]string{"run", "--agent", "--agent-retries"}},
+COMP_WORDS=(hub run --ag); COMP_CWORD=2; _hub_cli_bash_autocomplete; printf '%s\n' "${COMPREPLY[@]}"
+echo kept > keep.txt
+COMP_WORDS=(hub run ">" keep.txt "\$(touch made)" --ti); COMP_CWORD=5; _hub_cli_bash_autocomplete; printf '%s\n' "${COMPREPLY[@]}"
+cat keep.txt; ls made 2>/dev/null
+COMP_WORDS=(hub run --permission w); COMP_CWORD=3; _hub_cli_bash_autocomplete; printf '%s\n' "${COMPREPLY[@]}"`,
+			[]string{"run", "--agent", "--agent-retries", "--timeout", "kept", "workspace-write"}},
 		{"zsh", `autoload -U compinit; compinit -u -D; source <(hub completion zsh); print -r -- ${_comps[hub]}`,
 			[]string{"_hub_cli_zsh_autocomplete"}},
 		{"fish", `hub completion fish | source
 complete -C 'hub ru' | string replace -r '\t.*' ''
 complete -C 'hub run --ag' | string replace -r '\t.*' ''
-complete -C 'hub -' | string replace -r '\t.*' ''`,
-			// hub's own flags, once each: no -v (hub refuses it)
-			[]string{"run", "--agent", "--agent-retries", "-h", "--help", "--version"}},
+complete -C 'hub -' | string replace -r '\t.*' ''
+touch task.md; complete -C 'hub run --prompt-file ta' | string replace -r '\t.*' ''; true`,
+			// hub's own flags, once each: no -v (hub refuses it); a flag
+			// that takes a file completes files
+			[]string{"run", "--agent", "--agent-retries", "-h", "--help", "--version", "task.md"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.shell, func(t *testing.T) {
@@ -259,5 +268,25 @@ func TestCompletionWords(t *testing.T) {
 	b, err := shellCommand(t, hubBin, "doctor", "--ver", "--generate-bash-completion").Output()
 	if err != nil || strings.TrimSpace(string(b)) != "--version-timeout" {
 		t.Errorf("hub doctor --ver --generate-bash-completion = %q (%v), want --version-timeout", b, err)
+	}
+}
+
+// TestClosedPipe: a command whose reader has gone (hub schema | head -1)
+// ends quietly with status 0, not as hub's internal failure.
+func TestClosedPipe(t *testing.T) {
+	hubBin := filepath.Join(hubOnPath(t), "hub")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before hub writes
+	cmd := shellCommand(t, hubBin, "schema")
+	cmd.Stdout = w
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	w.Close()
+	if err != nil || stderr.String() != "" {
+		t.Errorf("hub schema into a closed pipe = %v, stderr %q; want exit 0 and nothing said", err, stderr.String())
 	}
 }
