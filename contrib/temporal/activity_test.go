@@ -67,8 +67,7 @@ func (o *hbOutbound) RecordHeartbeat(ctx context.Context, details ...any) {
 // of their heartbeats.
 func activityEnv(t *testing.T, ctx context.Context, a *Activities) (*testsuite.TestActivityEnvironment, *heartbeats) {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestActivityEnvironment()
+	env := quietSuite().NewTestActivityEnvironment()
 	hb := &heartbeats{}
 	env.SetWorkerOptions(worker.Options{BackgroundActivityContext: ctx, Interceptors: []interceptor.WorkerInterceptor{hb}})
 	env.SetTestTimeout(time.Minute)

@@ -43,13 +43,13 @@ exit 1`
 )
 
 // hangBody returns a body that writes its pid to pidFile and its child's
-// (a sleep, in the same process group) to childFile, starts a step and
-// hangs.
+// (a sleep, in the same process group) to childFile, then starts a step
+// (session ses_hang) and hangs.
 func hangBody(pidFile, childFile string) string {
 	return `echo $$ > ` + pidFile + `
-printf '%s\n' '{"type":"step_start","sessionID":"ses_hang","part":{}}'
 sleep 300 &
 echo $! > ` + childFile + `
+printf '%s\n' '{"type":"step_start","sessionID":"ses_hang","part":{}}'
 wait`
 }
 
