@@ -2,7 +2,10 @@ module github.com/hubcli/hub/contrib/temporal
 
 go 1.26.0
 
-require github.com/hubcli/hub v0.0.0
+require (
+	github.com/hubcli/hub v0.0.0
+	go.temporal.io/sdk v1.51.0 // an exact version: bump deliberately
+)
 
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
@@ -30,7 +33,6 @@ require (
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.3.0 // indirect
 	go.temporal.io/api v1.64.3 // indirect
-	go.temporal.io/sdk v1.51.0
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
