@@ -83,9 +83,12 @@ func TestConfigTimeoutApplies(t *testing.T) {
 		args            []string
 		wantMS          int64
 	}{
-		{"file", "timeout = \"400ms\"\n", "", nil, 400},
-		{"env beats file", "timeout = \"1h\"\n", "300ms", nil, 300},
-		{"flag beats env", "timeout = \"1h\"\n", "1h", []string{"--timeout", "250ms"}, 250},
+		// Long enough for the fake's version probe, which counts against
+		// --timeout, on a busy machine (250 ms was not); the fake sleeps
+		// past each.
+		{"file", "timeout = \"4s\"\n", "", nil, 4000},
+		{"env beats file", "timeout = \"1h\"\n", "3s", nil, 3000},
+		{"flag beats env", "timeout = \"1h\"\n", "1h", []string{"--timeout", "2500ms"}, 2500},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
