@@ -39,6 +39,7 @@ hub.event/v1 JSONL, each with the request's "id", then one summary line per requ
 {"type":"batch.summary","id","line","run_id","ok","bin","reason","message","cost_usd","duration_ms","exit_code"}.
 A line that is not a valid request is reported (a summary with bin "usage", exit code 2, and on
 stderr with its line number) and the others still run. "status-file" per request keeps its state.
+--output text prints a line per request as it ends and, on a terminal, a live line per running request.
 Ctrl-C (or SIGTERM) stops every run; each still writes its run.finished.
 Exit status: 0 when every request is ok, else the exit code of the first failure in input order.`
 
@@ -88,6 +89,17 @@ func batchAction(kill <-chan struct{}) cli.ActionFunc {
 		if n < 1 {
 			return usagef("batch: --max-parallel must be at least 1")
 		}
+		// The batch's own output: JSONL unless --output text is given.
+		output := "jsonl"
+		if c.IsSet("output") {
+			output = c.String("output")
+		}
+		if output != "jsonl" && output != "text" {
+			return usagef("batch: --output must be jsonl (every run's events, then the summaries) or text (a line per request as it ends), not %q", output)
+		}
+		if err := checkColor(c.String("color")); err != nil {
+			return err
+		}
 		name := c.Args().First()
 		var in io.Reader = c.App.Reader
 		if name != "-" {
@@ -108,7 +120,11 @@ func batchAction(kill <-chan struct{}) cli.ActionFunc {
 				fmt.Fprintf(c.App.ErrWriter, "hub: batch %s:%d: %v\n", name, r.line, r.err)
 			}
 		}
-		return runBatch(c.Context, reqs, n, kill, c.App.Writer, c.App.ErrWriter)
+		var board *batchBoard
+		if output == "text" {
+			board = newBatchBoard(c.App.Writer, c.App.ErrWriter, newConsole(c.App.Writer, c.App.ErrWriter, c.String("color"), os.Getenv))
+		}
+		return runBatch(c.Context, reqs, n, kill, board, c.App.Writer, c.App.ErrWriter)
 	}
 }
 
@@ -242,8 +258,8 @@ func planLine(ctx context.Context, line int, b []byte, defaults []string) batchR
 			}
 			prompt = &s
 			continue
-		case "max-parallel":
-			r.err = usagef(`"max-parallel" is hub batch's own flag, not a request's`)
+		case "max-parallel", "output", "color":
+			r.err = usagef(`%q is hub batch's own flag, not a request's`, name)
 			return r
 		}
 		if _, known := runFlagTakesValue(name); !known {
@@ -349,8 +365,15 @@ func planArgs(ctx context.Context, args []string) (runPlan, error) {
 // events (each with its request's id) and then their summaries on stdout.
 // Every request gets a run.finished, Ctrl-C or not: a cancelled context
 // ends a run that has not started before anything of it starts.
-func runBatch(ctx context.Context, reqs []batchRequest, n int, kill <-chan struct{}, stdout, stderr io.Writer) error {
+//
+// With a board (--output text) the events are not written: the board
+// shows the runs going and a line per request as it ends, then a count.
+func runBatch(ctx context.Context, reqs []batchRequest, n int, kill <-chan struct{}, board *batchBoard, stdout, stderr io.Writer) error {
 	out := &lockedWriter{w: stdout}
+	if board != nil {
+		board.out = out
+		defer board.close()
+	}
 	sums := make([]batchSummary, len(reqs))
 	var orphans bool
 	if err := adapters.BecomeSubreaper(); err == nil {
@@ -364,23 +387,35 @@ func runBatch(ctx context.Context, reqs []batchRequest, n int, kill <-chan struc
 		sums[i] = batchSummary{Type: "batch.summary", ID: r.id, Line: r.line}
 		if r.err != nil {
 			sums[i].Bin, sums[i].Message, sums[i].ExitCode = "usage", r.err.Error(), exitUsage
+			if board != nil {
+				board.finished(sums[i], "")
+			}
 			continue
 		}
 		g.Go(func() error {
-			sums[i] = runBatchRequest(ctx, r, kill, orphans, out, stderr)
+			sums[i] = runBatchRequest(ctx, r, kill, orphans, board, out, stderr)
 			return nil
 		})
 	}
 	_ = g.Wait()
 	enc := json.NewEncoder(out)
-	code := 0
+	code, ok := 0, 0
 	for _, s := range sums {
-		if err := enc.Encode(s); err != nil {
-			return err
+		if board == nil {
+			if err := enc.Encode(s); err != nil {
+				return err
+			}
 		}
 		if code == 0 && s.ExitCode != 0 {
 			code = s.ExitCode
 		}
+		if s.OK {
+			ok++
+		}
+	}
+	if board != nil {
+		board.close()
+		fmt.Fprintf(out, "batch: %d of %d ok\n", ok, len(sums))
 	}
 	if out.err != nil {
 		return out.err
@@ -393,9 +428,12 @@ func runBatch(ctx context.Context, reqs []batchRequest, n int, kill <-chan struc
 
 // runBatchRequest runs one request of a batch, its events on out with its
 // id, and returns its summary.
-func runBatchRequest(ctx context.Context, r *batchRequest, kill <-chan struct{}, orphans bool, out *lockedWriter, stderr io.Writer) batchSummary {
-	s := batchSummary{Type: "batch.summary", ID: r.id, Line: r.line}
+func runBatchRequest(ctx context.Context, r *batchRequest, kill <-chan struct{}, orphans bool, board *batchBoard, out *lockedWriter, stderr io.Writer) (s batchSummary) {
+	s = batchSummary{Type: "batch.summary", ID: r.id, Line: r.line}
 	p := r.plan
+	if board != nil {
+		defer func() { board.finished(s, p.req.Agent) }()
+	}
 	if err := p.load(ctx, strings.NewReader("")); err != nil {
 		var stop stopBeforeStart
 		if !errors.As(err, &stop) {
@@ -418,6 +456,10 @@ func runBatchRequest(ctx context.Context, r *batchRequest, kill <-chan struct{},
 		s.RunID = ev.RunID
 		if p.status != nil {
 			_ = p.status.Observe(ev)
+		}
+		if board != nil {
+			board.observe(r.id, ev)
+			return nil
 		}
 		var err error
 		if buf, err = ev.AppendJSON(buf[:0]); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,5 +160,44 @@ func TestBatchCancel(t *testing.T) {
 				t.Errorf("agent %d still running", pid)
 			}
 		}
+	}
+}
+
+// TestBatchText: hub batch --output text in a real terminal (a tmux pane)
+// shows one live line per running request, and then, the block gone, a
+// line per request as it ended and the count; off a terminal the same
+// lines with no escape byte.
+func TestBatchText(t *testing.T) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "go")
+	bin := fakeAgent(t, `while [ ! -e `+gate+` ]; do sleep 0.05; done
+`+okBody)
+	reqs := filepath.Join(dir, "reqs.jsonl")
+	if err := os.WriteFile(reqs, []byte(`{"id":"first","prompt":"p"}`+"\n"+`{"id":"second","prompt":"p"}`+"\n"+`{"id":"bad"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"batch", "--output", "text", "--agent", "opencode", "--bin", bin, reqs}
+	p := startInTmux(t, []string{"HUB_CONFIG=" + os.DevNull}, args...)
+	live := regexp.MustCompile(`(?m)^(first|second) [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] \d+s`)
+	screen := p.waitScreen(time.Minute, "a live line for each running request", func(s string) bool { return len(live.FindAllString(s, -1)) == 2 })
+	if !strings.Contains(screen, "✗ bad") {
+		t.Errorf("the bad line's outcome is not shown above the block:\n%s", screen)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	screen = p.waitScreen(time.Minute, "hub's exit", func(s string) bool { return strings.Contains(s, "HUB-EXIT=") })
+	for _, want := range []string{"✓ first (opencode)", "✓ second (opencode)", "batch: 2 of 3 ok", "HUB-EXIT=2"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("after the batch, want %q:\n%s", want, screen)
+		}
+	}
+	if live.MatchString(screen) {
+		t.Errorf("a live line is still on the screen after the batch:\n%s", screen)
+	}
+	// Off a terminal: the same outcome lines, not one escape byte.
+	code, out, errOut := hub(t, "", args...)
+	if code != 2 || strings.Contains(out+errOut, "\x1b") || !strings.Contains(out, "batch: 2 of 3 ok") {
+		t.Errorf("piped: exit %d, stdout %q, stderr %q; want 2, the count, no escape byte", code, out, errOut)
 	}
 }
