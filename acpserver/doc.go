@@ -26,4 +26,16 @@
 // own credentials), modes and config options, and the client's fs/* and
 // terminal/* methods (the agent CLIs read and write files themselves,
 // under hub's --permission).
+//
+// What the SDK would drop without a word, hub answers (see [Serve]): a
+// line that is not JSON gets a JSON-RPC parse error (-32700) to id null; a
+// batch or any JSON that is not a message object, an invalid request
+// (-32600) to id null; a message over [MaxMessage] (10 MiB a line, the
+// SDK's limit) is skipped, read in bounded chunks and never held whole,
+// and answered to the id its first 4 KiB show (invalid params with
+// invalid_input/prompt_too_large for a session/prompt, invalid request
+// otherwise), the connection going on. An input that ends in the middle of
+// a line, or fails to read, ends Serve with [ErrConnection] (`hub acp`
+// says so on stderr and exits 10, protocol); a clean end after whole
+// lines returns nil.
 package acpserver

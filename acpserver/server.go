@@ -64,14 +64,28 @@ var ErrUnknownAgent = fmt.Errorf("acpserver: unknown agent")
 // the same signal when a second prompt comes in, which hub refuses
 // instead).
 //
+// Serve answers itself what the SDK would drop without a word: a line
+// that is not JSON gets a JSON-RPC parse error (-32700) with id null; a
+// batch (a JSON array), any other JSON that is not an object, or an
+// object with neither method nor id, an invalid request (-32600) with id
+// null. A message over MaxMessage bytes is skipped, read in bounded
+// chunks and never held whole, and the connection goes on: the id and
+// method in its first 4 KiB say whom to answer (id null when none is
+// there): a session/prompt gets invalid params (-32602) whose data is
+// invalid_input/prompt_too_large, any other request an invalid request.
+// The data of these errors is hub's error object, as Outcome's.
+//
 // Serve blocks until in ends (EOF or a read error: the client closed the
 // connection) or ctx is done. Then it cancels every running run (each ends
 // cancelled/caller) and waits until each has ended, its agent's process
 // tree gone, before it returns: no run outlives Serve (the answers of the
 // prompts it cancelled may still be on their way to out as it returns:
-// a client that closed the connection reads none of them). It returns nil when
-// in ended, and ctx's cause when ctx ended it; in that case the goroutine
-// reading in stays in its read until in ends (close in to end it). It
+// a client that closed the connection reads none of them). It returns nil
+// when in ended after whole lines; an error wrapping ErrConnection when
+// the connection ended abnormally (in ended in the middle of a line, a
+// read of in failed, or the SDK stopped reading); and ctx's cause when
+// ctx ended it, in which case the goroutine reading in stays in its read
+// until in ends (close in to end it). It
 // returns ErrUnknownAgent (wrapped) before reading anything when the
 // template's agent is not registered.
 //
@@ -83,11 +97,18 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	base, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s := &server{cfg: cfg, base: base, sessions: map[acp.SessionId]*session{}, ready: make(chan struct{})}
-	conn := acp.NewAgentSideConnection(s, out, in)
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// One writer under the SDK's messages and the filter's answers: a
+	// message never interleaves with another.
+	w := &lockedWriter{w: out}
+	f := newFilter(in, w, logger)
+	// The SDK starts reading at once: nothing is read before its logger
+	// is set (SetLogger is not safe while it logs).
+	f.start = s.ready
+	conn := acp.NewAgentSideConnection(s, w, f)
 	conn.SetLogger(logger)
 	s.conn = conn
 	close(s.ready)
@@ -95,6 +116,13 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	var err error
 	select {
 	case <-conn.Done():
+		ended, ferr := f.Err()
+		switch {
+		case !ended: // the SDK stopped reading on its own (it logged why)
+			err = fmt.Errorf("%w: it stopped reading the client's messages", ErrConnection)
+		case ferr != nil:
+			err = ferr
+		}
 		cancel(events.NewError(events.BinCancelled, events.ReasonCaller, "reconnect and send the prompt again",
 			"the ACP client closed the connection; the run was stopped"))
 	case <-ctx.Done():

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hubcli/hub/acpserver"
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
 )
 
 // acpCommand is `hub acp`: hub as an ACP agent on stdin and stdout (SPEC
@@ -60,6 +61,11 @@ func acpAction(kill <-chan struct{}) cli.ActionFunc {
 		logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		err = acpserver.Serve(c.Context, acpserver.Config{Request: p.req, Options: opts, Version: hubVersion(), Logger: logger},
 			c.App.Reader, c.App.Writer)
+		if errors.Is(err, acpserver.ErrConnection) {
+			// The client's input broke off: a protocol failure, not a signal.
+			fmt.Fprintf(c.App.ErrWriter, "hub: hub acp stopped (%v); the running prompts were cancelled\n", err)
+			return statusError{events.BinProtocol.ExitCode()}
+		}
 		if err != nil {
 			return cancelledError{fmt.Sprintf("hub acp stopped (%v); the running prompts were cancelled", err)}
 		}

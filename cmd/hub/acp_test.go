@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -163,4 +164,59 @@ func TestACPServes(t *testing.T) {
 	if err != nil || resp.StopReason != acp.StopReasonMaxTokens || code != 0 {
 		t.Errorf("with max-tokens = 5 in the config: session/prompt = %+v, %v, exit %d (stderr %q); want max_tokens, exit 0", resp, err, code, stderr)
 	}
+}
+
+// TestACPInputEnd: hub acp exits 0 and says nothing when the input ends
+// after whole lines (a malformed one answered on stdout), and exits
+// protocol (10), saying why on stderr, when it ends in the middle of one.
+func TestACPInputEnd(t *testing.T) {
+	bin := fakeAgent(t, okBody)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n"
+	for _, tc := range []struct {
+		name, lines, last string
+		code              int
+		stdout, stderr    string
+	}{
+		{"whole lines", initialize + "{not json\n", "", 0, `"id":null,"error":{"code":-32700`, "level=WARN"},
+		{"whole lines, no more", initialize, "\n", 0, `"id":1,"result"`, ""},
+		{"cut", initialize, `{"jsonrpc":"2.0","id":2,`, 10, `"id":1,"result"`, "in the middle of a message"},
+	} {
+		in, w := io.Pipe()
+		out := &lockedBuffer{}
+		var errb bytes.Buffer
+		done := make(chan int, 1)
+		go func() {
+			done <- run(t.Context(), nil, []string{"hub", "acp", "--agent", "opencode", "--bin", bin}, in, out, &errb)
+		}()
+		io.WriteString(w, tc.lines)
+		// The answers, before the input ends (they are not waited for after).
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(out.String(), tc.stdout) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		io.WriteString(w, tc.last)
+		w.Close()
+		code := <-done
+		if code != tc.code || !strings.Contains(out.String(), tc.stdout) || !strings.Contains(errb.String(), tc.stderr) || tc.stderr == "" && errb.Len() > 0 {
+			t.Errorf("%s: hub acp exit %d, stdout %q, stderr %q; want exit %d, stdout with %s, stderr with %q", tc.name, code, out.String(), errb.String(), tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while it is written.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
