@@ -291,6 +291,48 @@ func TestFailures(t *testing.T) {
 	}
 }
 
+// TestStray: responses to no request of hub's (id null, an unknown id, a
+// repeat) are notices; the answers to hub's own requests, paired by id,
+// decide.
+func TestStray(t *testing.T) {
+	t.Parallel()
+	r := newFake(t).run(t, "text", budget.Limits{}, func(r *adapters.Request) {
+		r.Env = append(r.Env, fakeacp.EnvScenario+"=stray")
+	})
+	wantOK(t, r.Fin)
+	if r.Fin.Text != fakeacp.Answer || r.Fin.SessionID == nil || *r.Fin.SessionID != "fake-session" {
+		t.Errorf("text %q, session %v; want the answer and the session", r.Fin.Text, r.Fin.SessionID)
+	}
+	if n := len(r.Notices(events.NoticeUnknownEvent)); n != 4 {
+		t.Errorf("%d unknown_event notices, want 4 (null id, unknown id, id 7, the repeat)", n)
+	}
+}
+
+// TestPermissionBurst: 200 permission requests at once, alternately inside
+// and outside --cwd, are each answered from their own content (the
+// agent counts the answers that are not the grant's), and the events say
+// the same.
+func TestPermissionBurst(t *testing.T) {
+	t.Parallel()
+	r := newFake(t).run(t, "burst", budget.Limits{}, perm(adapters.PermissionWorkspaceWrite))
+	wantOK(t, r.Fin)
+	if r.Fin.Text != "wrong answers: 0" || r.Fin.ToolCallsDenied != 100 {
+		t.Errorf("text %q, %d calls denied; want no wrong answer and the 100 outside denied", r.Fin.Text, r.Fin.ToolCallsDenied)
+	}
+}
+
+// TestPermissionAskedAgain: a second request under the same tool call id
+// is decided on what it asks: a read allowed under read-only does not
+// allow the shell command asked for next.
+func TestPermissionAskedAgain(t *testing.T) {
+	t.Parallel()
+	r := newFake(t).run(t, "reuse", budget.Limits{})
+	wantOK(t, r.Fin)
+	if r.Fin.Text != "first: allow, second: reject" {
+		t.Errorf("text %q, want the read allowed and the shell rejected", r.Fin.Text)
+	}
+}
+
 // TestMalformed: lines that are not ACP messages are notices, and the run
 // still ends with the agent's answer.
 func TestMalformed(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/normalize"
 	acpnorm "github.com/hubcli/hub/normalize/acp"
 )
 
@@ -77,7 +76,9 @@ func (c *conversation) Receive(line []byte) {
 	if len(line) > maxSDKLine {
 		return
 	}
-	v := normalize.View(line)
+	// A copy: the decisions keep parts of it, and line is the framer's
+	// buffer, reused for the next line.
+	v := string(line)
 	method := gjson.Get(v, "method")
 	switch method.Str {
 	case "session/update":

@@ -30,6 +30,7 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -78,9 +79,9 @@ func (o Options) Steps() []string {
 
 // Decoder decodes one ACP run. Create it with New.
 type Decoder struct {
-	o       Options
-	steps   []string
-	answers int // responses seen: the answer to steps[answers] is next
+	o        Options
+	steps    []string
+	answered []bool // by step: its response has come
 
 	sessionID string
 	model     *string
@@ -129,6 +130,7 @@ func New(o Options) *Decoder {
 		o.Allow = func(events.ToolStarted) bool { return false }
 	}
 	d := &Decoder{o: o, steps: o.Steps(), calls: map[string]*call{}}
+	d.answered = make([]bool, len(d.steps))
 	if o.Model != "" {
 		d.model = &o.Model
 	}
@@ -160,14 +162,25 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	return append(dst, unknown("a message that is neither a request, a notification nor a response", line))
 }
 
-// loading reports whether a session/load was sent and not yet answered.
+// loading reports whether a session/load was sent and not yet answered:
+// hub sends it once initialize is answered.
 func (d *Decoder) loading() bool {
-	return d.answers < len(d.steps) && d.steps[d.answers] == MethodLoad && d.answers > 0
+	return d.steps[1] == MethodLoad && d.answered[0] && !d.answered[1]
+}
+
+// pending is the first of hub's requests not answered, "" when all are.
+func (d *Decoder) pending() string {
+	for i, a := range d.answered {
+		if !a {
+			return d.steps[i]
+		}
+	}
+	return ""
 }
 
 func unknown(what string, line []byte) events.Notice {
 	n := events.Notice{Kind: events.NoticeUnknownEvent, Message: "acp: " + what}
-	if len(line) <= 4096 {
+	if len(line) > 0 && len(line) <= 4096 && json.Valid(line) {
 		n.Data = json.RawMessage(`{"line":` + string(line) + `}`)
 	}
 	return n
@@ -175,11 +188,18 @@ func unknown(what string, line []byte) events.Notice {
 
 // answer takes the response to the next of the client's requests.
 func (d *Decoder) answer(dst []events.Body, m gjson.Result) []events.Body {
-	if d.answers >= len(d.steps) {
+	// Hub's client numbers its requests 1, 2, … in the order of Steps
+	// (acp-go-sdk v0.13.0's Connection does; TestRequestIDs in
+	// adapters/acp checks it): a response is paired by its id, and one
+	// to no request of hub's (a stray, a repeat) is a notice that changes
+	// nothing.
+	id := m.Get("id")
+	k := int(id.Int())
+	if id.Type != gjson.Number || id.Raw != strconv.Itoa(k) || k < 1 || k > len(d.steps) || d.answered[k-1] {
 		return append(dst, unknown("a response to no request of hub's", []byte(m.Raw)))
 	}
-	step := d.steps[d.answers]
-	d.answers++
+	step := d.steps[k-1]
+	d.answered[k-1] = true
 	if e := m.Get("error"); e.Exists() {
 		d.failed, d.failedStep = d.stepError(step, e), step
 		return d.endBlocks(dst)
@@ -195,8 +215,8 @@ func (d *Decoder) answer(dst []events.Body, m gjson.Result) []events.Body {
 		if step == MethodLoad {
 			d.sessionID = d.o.Resume
 		}
-		if cur := r.Get("models.currentModelId"); cur.Type == gjson.String && cur.Str != "" && d.o.Model == "" {
-			d.model = &cur.Str
+		if cur := sessionModel(r); cur != "" && d.o.Model == "" {
+			d.model = &cur
 		}
 		return append(dst, events.SessionStarted{SessionID: d.sessionID, Model: d.model})
 	case MethodPrompt:
@@ -210,6 +230,23 @@ func (d *Decoder) answer(dst []events.Body, m gjson.Result) []events.Body {
 		}
 	}
 	return dst
+}
+
+// sessionModel is the model a session/new or session/load answer r says
+// the session uses, "" if it says none: models.currentModelId (the
+// unstable session model API: claude-agent-acp), else the current value of
+// the config option of category "model" (OpenCode and codex-acp give only
+// configOptions).
+func sessionModel(r gjson.Result) string {
+	if cur := r.Get("models.currentModelId"); cur.Type == gjson.String && cur.Str != "" {
+		return cur.Str
+	}
+	for _, o := range r.Get("configOptions").Array() {
+		if cur := o.Get("currentValue"); o.Get("category").Str == "model" && cur.Type == gjson.String && cur.Str != "" {
+			return cur.Str
+		}
+	}
+	return ""
 }
 
 // Version is the agent's name and version as its initialize answer gave
@@ -463,16 +500,17 @@ func exitCode(raw gjson.Result) *int {
 
 // Permit decides the agent's request for permission to run the call that
 // toolCall (the request's params.toolCall) describes, with what earlier
-// updates said of it: Options.Allow of its tool.started. The answer is kept:
-// the request's line, decoded after, reports the same. The client calls it
-// for each request before the line is decoded.
+// updates said of it: Options.Allow of its tool.started. The client calls
+// it for each request before the line is decoded, and the decoding of the
+// line calls it again, with the same answer (the merge is idempotent).
 func (d *Decoder) Permit(toolCall gjson.Result) bool {
 	id := toolCall.Get("toolCallId").String()
 	c := d.call(id)
 	c.merge(toolCall)
-	if !c.decided {
-		c.decided, c.allowed = true, d.o.Allow(c.event(id))
-	}
+	// Each request is decided on what it asks, with what the call's
+	// earlier updates said: a second request for the same call (another
+	// kind, another command) is decided again.
+	c.decided, c.allowed = true, d.o.Allow(c.event(id))
 	return c.allowed
 }
 

@@ -204,9 +204,10 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 func (d *Decoder) noResult(end normalize.End) *events.Error {
 	last := lastLines(normalize.CleanText(end.Stderr))
 	where := "before it answered the prompt"
-	if d.answers < len(d.steps) {
-		where = "before it answered " + d.steps[d.answers]
+	if p := d.pending(); p != "" {
+		where = "before it answered " + p
 	}
+
 	if c, ok := normalize.ClassifyText(last, 0, textRules); ok && last != "" {
 		return events.NewError(c.Bin, c.Reason, hintFor(c.Reason), "%s ended %s: %s", d.o.Name, where, last).WithHTTPStatus(c.Status)
 	}

@@ -56,6 +56,9 @@ var Scenarios = map[string]string{
 	"read":       "reads the file named after the marker with fs/read_text_file and answers with what it got",
 	"load":       "answers session/load by replaying an old turn's text before the answer, then answers the prompt",
 	"stdin-eof":  "answers the prompt, then exits only when its stdin ends",
+	"stray":      "(EnvScenario only) sends responses to no request (id null, an unknown id) before its first answer and repeats its initialize answer, then answers as text",
+	"burst":      "sends 200 permission requests at once, edits alternately inside and outside its cwd, and answers with how many answers were not the grant's (workspace-write: inside allowed, outside rejected)",
+	"reuse":      "asks permission for a read, then, under the same tool call id, for a shell command, and answers with both answers",
 	"stuck":      "(EnvScenario only) answers session/new, then reads no more of its stdin",
 }
 
@@ -166,9 +169,28 @@ func text(kind, t string) map[string]any {
 func (a *agent) handle(m message) {
 	switch m.Method {
 	case "initialize":
-		a.reply(m.ID, map[string]any{"protocolVersion": 1, "agentInfo": map[string]any{"name": "fake-acp", "version": "0.1.0"},
-			"agentCapabilities": map[string]any{"loadSession": true}, "authMethods": []any{}})
+		// hub's decoder pairs answers with its requests by their ids, 1,
+		// 2, … in order: a client that numbered them otherwise is told.
+		if string(m.ID) != "1" {
+			a.fail(m.ID, -32600, "Invalid request", "fake acp: initialize has id "+string(m.ID)+", want 1")
+			return
+		}
+		if a.scenario == "stray" {
+			a.raw(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+			a.raw(`{"jsonrpc":"2.0","id":"zzz","result":{}}`)
+			a.raw(`{"jsonrpc":"2.0","id":7,"result":{"stopReason":"refusal"}}`)
+		}
+		init := map[string]any{"protocolVersion": 1, "agentInfo": map[string]any{"name": "fake-acp", "version": "0.1.0"},
+			"agentCapabilities": map[string]any{"loadSession": true}, "authMethods": []any{}}
+		a.reply(m.ID, init)
+		if a.scenario == "stray" {
+			a.reply(m.ID, init) // again
+		}
 	case "session/new":
+		if string(m.ID) != "2" {
+			a.fail(m.ID, -32600, "Invalid request", "fake acp: session/new has id "+string(m.ID)+", want 2")
+			return
+		}
 		var p struct{ Cwd string }
 		_ = json.Unmarshal(m.Params, &p)
 		a.cwd = p.Cwd
@@ -250,7 +272,7 @@ func (a *agent) prompt(m message) {
 		}
 	}
 	switch sc {
-	case "text", "load", "stdin-eof":
+	case "text", "load", "stdin-eof", "stray":
 		a.update(text("agent_thought_chunk", "Thinking it over."))
 		a.update(map[string]any{"sessionUpdate": "plan", "entries": []any{map[string]any{"content": "answer", "priority": "high", "status": "in_progress"}}})
 		a.answer(m.ID)
@@ -310,6 +332,53 @@ func (a *agent) prompt(m message) {
 		a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": "in_progress",
 			"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "partial output"}}}})
 		time.Sleep(time.Hour) // hub stops it here
+	case "burst":
+		type answer struct {
+			inside bool
+			res    json.RawMessage
+		}
+		results := make(chan answer, 200)
+		for i := range 200 {
+			dir := a.cwd
+			if i%2 == 1 {
+				dir = filepath.Join(filepath.Dir(a.cwd), "elsewhere")
+			}
+			id := fmt.Sprintf("b%03d", i)
+			go func() {
+				res := a.request("session/request_permission", map[string]any{"sessionId": "fake-session",
+					"toolCall": map[string]any{"toolCallId": id, "title": "edit " + id, "kind": "edit",
+						"locations": []any{map[string]any{"path": filepath.Join(dir, id+".txt")}}},
+					"options": []any{map[string]any{"optionId": "once", "name": "Allow", "kind": "allow_once"},
+						map[string]any{"optionId": "reject", "name": "Reject", "kind": "reject_once"}}})
+				results <- answer{dir == a.cwd, res}
+			}()
+		}
+		wrong := 0
+		for range 200 {
+			r := <-results
+			allowed := strings.Contains(string(r.res), `"optionId":"once"`)
+			if allowed != r.inside {
+				wrong++
+			}
+		}
+		a.update(text("agent_message_chunk", fmt.Sprintf("wrong answers: %d", wrong)))
+		a.endTurn(m.ID, "end_turn")
+	case "reuse":
+		ask := func(tc map[string]any) string {
+			res := a.request("session/request_permission", map[string]any{"sessionId": "fake-session", "toolCall": tc,
+				"options": []any{map[string]any{"optionId": "once", "name": "Allow", "kind": "allow_once"},
+					map[string]any{"optionId": "reject", "name": "Reject", "kind": "reject_once"}}})
+			if strings.Contains(string(res), `"optionId":"once"`) {
+				return "allow"
+			}
+			return "reject"
+		}
+		first := ask(map[string]any{"toolCallId": "t1", "title": "read README", "kind": "read",
+			"locations": []any{map[string]any{"path": filepath.Join(a.cwd, "README")}}})
+		second := ask(map[string]any{"toolCallId": "t1", "title": "rm -rf victim", "kind": "execute",
+			"rawInput": map[string]any{"command": "rm -rf " + filepath.Join(a.cwd, "victim")}})
+		a.update(text("agent_message_chunk", "first: "+first+", second: "+second))
+		a.endTurn(m.ID, "end_turn")
 	case "hang":
 		<-a.cancelled
 		a.update(text("agent_message_chunk", "stopping"))
