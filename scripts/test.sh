@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs the pinned agent CLIs and Go
 # modules, checks formatting and vet, then runs every test with -race, the
-# nested module contrib/temporal's too.
+# nested modules contrib/temporal's and contrib/kubernetes' too.
 # Real-CLI tests run against hub's own mock model server, offline. Then it
 # installs the oldest version hub claims for each agent (MinVersion, the
 # --min table of install-agents.sh) and runs the contract scenarios
@@ -42,15 +42,18 @@ step test "go vet (compiles every package)" go vet ./...
 export HUB_REQUIRE_REAL_CLIS=1
 go test -race -count=1 -timeout 30m ./...
 
-# contrib/temporal is a Go module of its own (hub's module gains no
-# dependency from it), so ./... above neither vets nor tests it; gofmt's
-# check above covers it (git ls-files lists its files).
-(
-  cd contrib/temporal
-  step test "downloading Go modules (contrib/temporal)" go mod download
-  step test "go vet (contrib/temporal)" go vet ./...
-  go test -race -count=1 -timeout 10m ./...
-)
+# contrib/temporal and contrib/kubernetes are Go modules of their own
+# (hub's module gains no dependency from them), so ./... above neither
+# vets nor tests them; gofmt's check above covers them (git ls-files lists
+# their files).
+for mod in contrib/temporal contrib/kubernetes; do
+  (
+    cd "$mod"
+    step test "downloading Go modules ($mod)" go mod download
+    step test "go vet ($mod)" go vet ./...
+    go test -race -count=1 -timeout 10m ./...
+  )
+done
 
 # The minimum versions: one go test over the agents' packages, so that they
 # run in parallel, each with HUB_<NAME>_BIN pointing at its minimum.
