@@ -226,7 +226,14 @@ func TestDoctorUsage(t *testing.T) {
 // TestDoctorRealCLIs runs hub doctor on the pinned real CLIs: all four
 // found, at their pinned version, and starting.
 func TestDoctorRealCLIs(t *testing.T) {
-	names := adapters.Names()
+	// The agents hub knows a binary of: acp runs whatever command it is
+	// given (TestDoctorACP).
+	var names []string
+	for _, name := range adapters.Names() {
+		if ad, _ := adapters.Lookup(name); !ad.Info().CallerCommand {
+			names = append(names, name)
+		}
+	}
 	var dirs []string
 	for _, name := range names {
 		dirs = append(dirs, filepath.Dir(adaptertest.Bin(t, name)))
@@ -305,5 +312,24 @@ func TestDoctorConfig(t *testing.T) {
 	code, rep, _ = hubDoctor(t, dir)
 	if code != exitDoctorFailed || len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "timeout") {
 		t.Errorf("broken config: exit %d problems %q, want exit 1 and the file's error", code, rep.Problems)
+	}
+}
+
+// TestDoctorACP: the acp agent is checked by its command's program
+// (HUB_ACP_COMMAND here), found but not started (ACP agents have no common
+// --version); named without a command it cannot run.
+func TestDoctorACP(t *testing.T) {
+	dir := doctorFakes(t, map[string]string{"claude": "echo '" + tested("claude") + " (Claude Code)'"})
+	t.Setenv("HUB_AGENT", "")
+	t.Setenv("HUB_BIN", "")
+	t.Setenv("HUB_ACP_COMMAND", "claude --some-acp-mode")
+	code, rep, errOut := hubDoctor(t, dir, "acp")
+	a := agentIn(t, rep, "acp")
+	if code != 0 || !a.Usable || a.Path != filepath.Join(dir, "claude") || a.Bin != "claude" || a.BinFrom != "HUB_ACP_COMMAND" {
+		t.Errorf("hub doctor acp with HUB_ACP_COMMAND = exit %d, %+v (stderr %q); want 0, the command's program found", code, a, errOut)
+	}
+	t.Setenv("HUB_ACP_COMMAND", "")
+	if code, rep, _ := hubDoctor(t, dir, "acp"); code != 1 || agentIn(t, rep, "acp").Usable {
+		t.Errorf("hub doctor acp without a command = exit %d, want 1 (it cannot run)", code)
 	}
 }
