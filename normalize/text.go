@@ -51,3 +51,23 @@ func ContainsFold(s string, subs ...string) bool {
 	}
 	return false
 }
+
+// Suffix is ": "+s, or "" when s is "": the tail of a message that adds
+// what the agent said last, when it said anything.
+func Suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+// LastLines returns the last three lines of s (trimmed) joined with " | ",
+// at most 600 bytes (JoinLines): the end of an agent's stderr, for a
+// message.
+func LastLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return JoinLines(lines, 600)
+}

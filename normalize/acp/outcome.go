@@ -202,7 +202,7 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 // noResult classifies an agent that ended before it answered the prompt,
 // from how it ended and the last lines of its stderr.
 func (d *Decoder) noResult(end normalize.End) *events.Error {
-	last := lastLines(normalize.CleanText(end.Stderr))
+	last := normalize.LastLines(normalize.CleanText(end.Stderr))
 	where := "before it answered the prompt"
 	if p := d.pending(); p != "" {
 		where = "before it answered " + p
@@ -215,28 +215,12 @@ func (d *Decoder) noResult(end normalize.End) *events.Error {
 	case end.Signal != "":
 		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
 			"rerun; if it repeats, run the agent by hand to see why it dies",
-			"%s was killed by %s %s%s", d.o.Name, end.Signal, where, suffix(last))
+			"%s was killed by %s %s%s", d.o.Name, end.Signal, where, normalize.Suffix(last))
 	case end.ExitCode != nil && *end.ExitCode != 0:
 		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus,
 			"read the message; run the agent's command by hand for details",
-			"%s exited with status %d %s%s", d.o.Name, *end.ExitCode, where, suffix(last))
+			"%s exited with status %d %s%s", d.o.Name, *end.ExitCode, where, normalize.Suffix(last))
 	}
 	return events.NewError(events.BinProtocol, events.ReasonNoResult, hintNoResult,
-		"%s ended %s%s", d.o.Name, where, suffix(last))
-}
-
-func suffix(s string) string {
-	if s == "" {
-		return ""
-	}
-	return ": " + s
-}
-
-// lastLines returns the last three lines of s joined with " | ".
-func lastLines(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > 3 {
-		lines = lines[len(lines)-3:]
-	}
-	return normalize.JoinLines(lines, 600)
+		"%s ended %s%s", d.o.Name, where, normalize.Suffix(last))
 }

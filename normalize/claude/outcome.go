@@ -211,15 +211,15 @@ func (d *Decoder) noResult(end normalize.End) *events.Error {
 	case end.Signal != "":
 		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
 			"rerun; if it repeats, run claude by hand to see why it dies",
-			"claude was killed by %s before its result%s", end.Signal, suffix(last))
+			"claude was killed by %s before its result%s", end.Signal, normalize.Suffix(last))
 	case end.ExitCode != nil && *end.ExitCode != 0:
 		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus,
 			"read the message; run claude by hand with the same arguments for details",
-			"claude exited with status %d without a result%s", *end.ExitCode, suffix(last))
+			"claude exited with status %d without a result%s", *end.ExitCode, normalize.Suffix(last))
 	}
 	return events.NewError(events.BinProtocol, events.ReasonNoResult,
 		"rerun; if it repeats, report it with the --raw-log transcript",
-		"claude exited 0 without a result event%s", suffix(last))
+		"claude exited 0 without a result event%s", normalize.Suffix(last))
 }
 
 // textRules are Claude Code's own wordings of the failures it reports only
@@ -250,11 +250,4 @@ var hints = normalize.Hints{
 // hintFor is the hint of a reason of Claude Code's failures.
 func hintFor(r events.Reason) string {
 	return hints.For(r, "read the message; run claude by hand for details")
-}
-
-func suffix(s string) string {
-	if s == "" {
-		return ""
-	}
-	return ": " + s
 }

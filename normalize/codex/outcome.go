@@ -235,14 +235,14 @@ func Fallback(end normalize.End, lastError string) *events.Error {
 	case end.Signal != "":
 		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
 			"rerun; if it repeats, run codex exec by hand to see why it dies",
-			"codex was killed by %s%s", end.Signal, suffix(detail))
+			"codex was killed by %s%s", end.Signal, normalize.Suffix(detail))
 	case end.ExitCode != nil && *end.ExitCode != 0:
 		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus, hintGeneric,
-			"codex exited with status %d%s", *end.ExitCode, suffix(detail))
+			"codex exited with status %d%s", *end.ExitCode, normalize.Suffix(detail))
 	default:
 		return events.NewError(events.BinProtocol, events.ReasonNoResult,
 			"rerun; if it repeats, report it to Codex (the turn neither completed nor failed)",
-			"codex exited 0 without turn.completed or turn.failed%s", suffix(detail))
+			"codex exited 0 without turn.completed or turn.failed%s", normalize.Suffix(detail))
 	}
 }
 
@@ -274,11 +274,4 @@ func meaningfulStderr(s string) string {
 		keep = keep[len(keep)-3:]
 	}
 	return normalize.JoinLines(keep, 600)
-}
-
-func suffix(s string) string {
-	if s == "" {
-		return ""
-	}
-	return ": " + s
 }

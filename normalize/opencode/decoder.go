@@ -272,15 +272,15 @@ func Fallback(end normalize.End, lastReason string, sawStep bool) *events.Error 
 	case end.Signal != "":
 		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
 			"rerun; if it repeats, run opencode by hand to see why it dies",
-			"opencode was killed by %s%s", end.Signal, suffix(last))
+			"opencode was killed by %s%s", end.Signal, normalize.Suffix(last))
 	case end.ExitCode != nil && *end.ExitCode != 0:
 		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus,
 			"read the message; run opencode by hand with the same arguments for details",
-			"opencode exited with status %d%s", *end.ExitCode, suffix(last))
+			"opencode exited with status %d%s", *end.ExitCode, normalize.Suffix(last))
 	case lastReason != "" && lastReason != "stop":
 		return events.NewError(events.BinProtocol, events.ReasonNoResult,
 			"rerun; if it repeats, raise it with OpenCode (the run ended mid-task)",
-			"opencode exited 0 after a step that ended with reason %q, without a final answer%s", lastReason, suffix(last))
+			"opencode exited 0 after a step that ended with reason %q, without a final answer%s", lastReason, normalize.Suffix(last))
 	default:
 		what := "without any model step"
 		if sawStep {
@@ -288,15 +288,8 @@ func Fallback(end normalize.End, lastReason string, sawStep bool) *events.Error 
 		}
 		return events.NewError(events.BinProtocol, events.ReasonNoResult,
 			"rerun; check that --model names a configured provider/model",
-			"opencode exited 0 %s%s", what, suffix(last))
+			"opencode exited 0 %s%s", what, normalize.Suffix(last))
 	}
-}
-
-func suffix(s string) string {
-	if s == "" {
-		return ""
-	}
-	return ": " + s
 }
 
 // withoutConfigEcho returns stderr without OpenCode's echo of an invalid

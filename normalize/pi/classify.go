@@ -215,7 +215,7 @@ func (d *Decoder) Outcome(end normalize.End) normalize.Outcome {
 // (pi prints setup errors there and exits 1), exit status and signal.
 func noResult(end normalize.End) *events.Error {
 	tail := normalize.CleanText(end.Stderr)
-	last := normalize.Shorten(lastLines(tail), 600)
+	last := normalize.Shorten(normalize.LastLines(tail), 600)
 	for i := range setupErrors {
 		if line := lineWith(tail, setupErrors[i].Any...); line != "" {
 			r := &setupErrors[i]
@@ -226,15 +226,15 @@ func noResult(end normalize.End) *events.Error {
 	case end.Signal != "":
 		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
 			"rerun; if it repeats, run pi by hand to see why it dies",
-			"pi was killed by %s before any answer%s", end.Signal, suffix(last))
+			"pi was killed by %s before any answer%s", end.Signal, normalize.Suffix(last))
 	case end.ExitCode != nil && *end.ExitCode != 0:
 		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus,
 			"read the message; run pi by hand with the same arguments for details",
-			"pi exited with status %d before any answer%s", *end.ExitCode, suffix(last))
+			"pi exited with status %d before any answer%s", *end.ExitCode, normalize.Suffix(last))
 	}
 	return events.NewError(events.BinProtocol, events.ReasonNoResult,
 		"rerun; if it repeats, report it with the --raw-log transcript",
-		"pi exited without any answer from the model%s", suffix(last))
+		"pi exited without any answer from the model%s", normalize.Suffix(last))
 }
 
 // setupErrors are the stderr lines pi prints when it exits before any
@@ -283,34 +283,18 @@ func lineWith(s string, subs ...string) string {
 // cut classifies a stream that ended after an assistant message that was
 // not a final answer (a tool call), or before its agent_end.
 func cut(end normalize.End, stopReason string) *events.Error {
-	last := normalize.Shorten(lastLines(normalize.CleanText(end.Stderr)), 600)
+	last := normalize.Shorten(normalize.LastLines(normalize.CleanText(end.Stderr)), 600)
 	switch {
 	case end.Signal != "":
 		return events.NewError(events.BinAgentFailed, events.ReasonCrashed,
 			"rerun; if it repeats, run pi by hand to see why it dies",
-			"pi was killed by %s before its final answer%s", end.Signal, suffix(last))
+			"pi was killed by %s before its final answer%s", end.Signal, normalize.Suffix(last))
 	case end.ExitCode != nil && *end.ExitCode != 0:
 		return events.NewError(events.BinAgentFailed, events.ReasonExitStatus,
 			"read the message; run pi by hand with the same arguments for details",
-			"pi exited with status %d before its final answer%s", *end.ExitCode, suffix(last))
+			"pi exited with status %d before its final answer%s", *end.ExitCode, normalize.Suffix(last))
 	}
 	return events.NewError(events.BinProtocol, events.ReasonNoResult,
 		"rerun; if it repeats, report it with the --raw-log transcript",
-		"pi's output ended after a message with stopReason %q, without a final answer%s", stopReason, suffix(last))
-}
-
-func suffix(s string) string {
-	if s == "" {
-		return ""
-	}
-	return ": " + s
-}
-
-// lastLines returns the last three lines of s joined with " | ".
-func lastLines(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > 3 {
-		lines = lines[len(lines)-3:]
-	}
-	return normalize.JoinLines(lines, 600)
+		"pi's output ended after a message with stopReason %q, without a final answer%s", stopReason, normalize.Suffix(last))
 }
