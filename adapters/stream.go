@@ -34,6 +34,7 @@ type stream struct {
 	denied  int64 // tool.finished events with status denied
 
 	dec     normalize.Decoder
+	ix      normalize.Index // of the line being decoded, for an Indexed decoder
 	maxLine int
 	guards  []Guard
 	over    *events.Error // the first guard's cause: nothing more is forwarded
@@ -51,6 +52,10 @@ func newStream(agent string, o options, sink Sink) *stream {
 func (s *stream) attempt(dec normalize.Decoder, maxLine int, env []string, guards []Guard) {
 	s.flush()
 	s.dec, s.guards, s.over, s.overBy = dec, guards, nil, nil
+	s.ix.Reset()
+	if x, ok := dec.(normalize.Indexed); ok {
+		x.UseIndex(&s.ix)
+	}
 	s.secrets = newSecrets(env)
 	s.maxLine = maxLine
 	if s.maxLine <= 0 {
@@ -127,6 +132,7 @@ func (s *stream) line(l framer.Line) {
 		// read it from the line's head.
 		decoded := false
 		if hd, ok := s.dec.(normalize.HeadDecoder); ok {
+			s.ix.Reset()
 			s.bodies, decoded = hd.DecodeHead(s.bodies[:0], l.Bytes, l.Size)
 		}
 		s.emit(tooLongNotice(l, s.maxLine, decoded))
@@ -139,7 +145,7 @@ func (s *stream) line(l framer.Line) {
 	if len(b) == 0 {
 		return
 	}
-	if b[0] != '{' || !normalize.Valid(b) {
+	if b[0] != '{' || !s.ix.Valid(b) {
 		s.unclean(b)
 		return
 	}
@@ -148,7 +154,8 @@ func (s *stream) line(l framer.Line) {
 	s.publish(s.bodies)
 }
 
-// decode decodes one JSON line and publishes its events.
+// decode decodes one JSON line, b, and publishes its events. s.ix must be
+// of b (s.ix.Valid(b)) or reset.
 func (s *stream) decode(b []byte) {
 	s.bodies = s.dec.Decode(s.bodies[:0], b)
 	s.publish(s.bodies)
@@ -177,12 +184,13 @@ func (s *stream) unclean(b []byte) {
 			break
 		}
 		switch record := p[0] == '{' || i == shown; {
-		case record && normalize.Valid(p):
+		case record && s.ix.Valid(p):
 			s.decode(p)
 		case record:
 			n, event := damagedLine(p)
 			s.emit(n)
 			if event != nil {
+				s.ix.Reset() // event was not checked with s.ix
 				s.decode(event)
 			}
 		}

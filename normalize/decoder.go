@@ -27,6 +27,18 @@ type Decoder interface {
 	Outcome(end End) Outcome
 }
 
+// Indexed is a Decoder that reads its lines through the Index its caller
+// makes of each line as it checks it (Index.Valid), so that the decoder
+// does not read the line's long strings again (tool outputs of megabytes).
+// The caller calls UseIndex before the first line, and checks each line
+// with that Index right before it decodes it; a line decoded otherwise
+// (not checked, or checked by the package function Valid) needs a Reset of
+// the Index first. A decoder given no Index reads everything.
+type Indexed interface {
+	Decoder
+	UseIndex(*Index)
+}
+
 // StderrDecoder is a Decoder that reads the agent's stderr too, for a CLI
 // that reports there what its stdout does not (OpenCode's log lines name
 // each failed model call it retries). The runner gives it each stderr line

@@ -26,11 +26,83 @@ func View(line []byte) string { return unsafe.String(unsafe.SliceData(line), len
 
 // Valid reports whether line is one valid JSON value, with the same answer
 // as gjson.ValidBytes (which, like this, does not check that strings are
-// valid UTF-8), but skips plain runs of a string four bytes a step.
-func Valid(line []byte) bool {
+// valid UTF-8), reading strings 64 bytes at a time (see scanString).
+func Valid(line []byte) bool { return (*Index)(nil).Valid(line) }
+
+// Index is what checking one line learned of its long strings (of at least
+// longString bytes): where each ends, its unescaped length and whether it
+// has escapes, so that a decoder reading the line in place skips them and
+// sizes them without reading them again. The runner checks each line with
+// Index.Valid and hands the same Index to the decoder (see Indexed); the
+// Index methods give the same answers as the package functions of the same
+// names, which are those of a nil *Index (they read everything). An Index
+// answers only for the line it last checked (Valid), and only for strings
+// of that line in place (a View of it); anything else is read.
+type Index struct {
+	base uintptr // address of the line's first byte
+	size int     // its length
+	strs []span  // its long strings, in order
+}
+
+// span is one long string of a line: start is the index of its opening
+// quote, end the index after its closing one, n its unescaped length.
+type span struct {
+	start, end, n int
+	esc           bool
+}
+
+// longString is the shortest string content an Index records: shorter ones
+// cost little to read again.
+const longString = 256
+
+// Reset makes x answer for no line.
+func (x *Index) Reset() {
+	if x != nil {
+		x.base, x.size, x.strs = 0, 0, x.strs[:0]
+	}
+}
+
+// Valid is the package function Valid; on a non-nil x it records line's
+// long strings for the lookups that follow.
+func (x *Index) Valid(line []byte) bool {
+	x.Reset()
+	if x != nil && len(line) > 0 {
+		x.base, x.size = uintptr(unsafe.Pointer(unsafe.SliceData(line))), len(line)
+	}
 	i := skipSpace(line, 0)
-	i, ok := validValue(line, i, 0)
-	return ok && skipSpace(line, i) == len(line)
+	i, ok := x.validValue(line, i, 0)
+	if ok = ok && skipSpace(line, i) == len(line); !ok {
+		x.Reset()
+	}
+	return ok
+}
+
+// lookup returns the long string whose opening quote is s[i], when s is a
+// part of the line x last checked.
+func (x *Index) lookup(s string, i int) (span, bool) {
+	if x == nil || len(x.strs) == 0 {
+		return span{}, false
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - x.base)
+	if off < 0 || off+len(s) > x.size || off > x.size {
+		return span{}, false
+	}
+	at := off + i
+	lo, hi := 0, len(x.strs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if x.strs[m].start < at {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(x.strs) && x.strs[lo].start == at {
+		sp := x.strs[lo]
+		sp.start, sp.end = sp.start-off, sp.end-off
+		return sp, true
+	}
+	return span{}, false
 }
 
 // maxDepth bounds nesting so that a hostile line cannot exhaust the stack.
@@ -45,17 +117,17 @@ func skipSpace(b []byte, i int) int {
 }
 
 // validValue checks the value starting at b[i] and returns the index after it.
-func validValue(b []byte, i, depth int) (int, bool) {
+func (x *Index) validValue(b []byte, i, depth int) (int, bool) {
 	if i >= len(b) || depth > maxDepth {
 		return i, false
 	}
 	switch c := b[i]; {
 	case c == '{':
-		return validContainer(b, i+1, '}', depth)
+		return x.validContainer(b, i+1, '}', depth)
 	case c == '[':
-		return validContainer(b, i+1, ']', depth)
+		return x.validContainer(b, i+1, ']', depth)
 	case c == '"':
-		return validString(b, i+1)
+		return x.validString(b, i+1)
 	case c == '-' || c >= '0' && c <= '9':
 		return validNumber(b, i)
 	case c == 't':
@@ -70,7 +142,7 @@ func validValue(b []byte, i, depth int) (int, bool) {
 
 // validContainer checks the members of an object (end '}') or the elements
 // of an array (end ']') after the opening bracket.
-func validContainer(b []byte, i int, end byte, depth int) (int, bool) {
+func (x *Index) validContainer(b []byte, i int, end byte, depth int) (int, bool) {
 	i = skipSpace(b, i)
 	if i < len(b) && b[i] == end {
 		return i + 1, true
@@ -81,7 +153,7 @@ func validContainer(b []byte, i int, end byte, depth int) (int, bool) {
 			if i >= len(b) || b[i] != '"' {
 				return i, false
 			}
-			if i, ok = validString(b, i+1); !ok {
+			if i, ok = x.validString(b, i+1); !ok {
 				return i, false
 			}
 			i = skipSpace(b, i)
@@ -90,7 +162,7 @@ func validContainer(b []byte, i int, end byte, depth int) (int, bool) {
 			}
 			i = skipSpace(b, i+1)
 		}
-		if i, ok = validValue(b, i, depth+1); !ok {
+		if i, ok = x.validValue(b, i, depth+1); !ok {
 			return i, false
 		}
 		i = skipSpace(b, i)
@@ -115,42 +187,14 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
-// validString checks a string's content and closing quote from b[i].
-func validString(b []byte, i int) (int, bool) {
-	for {
-		for i+4 <= len(b) && plain[b[i]] && plain[b[i+1]] && plain[b[i+2]] && plain[b[i+3]] {
-			i += 4
-		}
-		for i < len(b) && plain[b[i]] {
-			i++
-		}
-		if i >= len(b) {
-			return i, false
-		}
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return i, false
-		case c == '\\':
-			if i+1 >= len(b) {
-				return i, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return i, false
-				}
-				i += 6
-			default:
-				return i, false
-			}
-		default:
-			i++
-		}
+// validString checks a string's content and closing quote from b[i], and
+// records it when it is long.
+func (x *Index) validString(b []byte, i int) (int, bool) {
+	end, n, esc, ok := scanString(b, i)
+	if ok && x != nil && end-i > longString {
+		x.strs = append(x.strs, span{start: i - 1, end: end, n: n, esc: esc})
 	}
+	return end, ok
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
@@ -202,7 +246,11 @@ func validWord(b []byte, i int, w string) (int, bool) {
 // name wins, as with gjson.Get), reading obj once. Parse a small value with
 // gjson.Parse; cut a large string with CutString. obj must be valid JSON
 // (the runner checked the line); anything but an object gives no values.
-func Fields(obj string, keys ...string) (vals [8]string) {
+func Fields(obj string, keys ...string) [8]string { return (*Index)(nil).Fields(obj, keys...) }
+
+// Fields is the package function Fields, which skips the long strings of
+// the line x checked without reading them.
+func (x *Index) Fields(obj string, keys ...string) (vals [8]string) {
 	keys = keys[:min(len(keys), len(vals))]
 	i := skipSpaceStr(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
@@ -214,7 +262,7 @@ func Fields(obj string, keys ...string) (vals [8]string) {
 		if i >= len(obj) || obj[i] != '"' {
 			return vals // '}' or malformed
 		}
-		end := skipString(obj, i+1)
+		end := x.skipString(obj, i+1)
 		key := obj[i+1 : max(end-1, i+1)]
 		if strings.IndexByte(key, '\\') >= 0 {
 			key = gjson.Parse(obj[i:end]).Str
@@ -224,7 +272,7 @@ func Fields(obj string, keys ...string) (vals [8]string) {
 			return vals
 		}
 		i = skipSpaceStr(obj, i+1)
-		end = skipValue(obj, i)
+		end = x.skipValue(obj, i)
 		for k, want := range keys {
 			if key == want && vals[k] == "" {
 				vals[k] = obj[i:end]
@@ -243,14 +291,18 @@ func Fields(obj string, keys ...string) (vals [8]string) {
 // Elements returns the raw JSON text of each element of the JSON array arr,
 // reading it once (as gjson.Result.Array, without parsing the elements).
 // arr must be valid JSON; anything but an array gives none.
-func Elements(arr string) []string {
+func Elements(arr string) []string { return (*Index)(nil).Elements(arr) }
+
+// Elements is the package function Elements, which skips the long strings
+// of the line x checked without reading them.
+func (x *Index) Elements(arr string) []string {
 	i := skipSpaceStr(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return nil
 	}
 	var out []string
 	for i = skipSpaceStr(arr, i+1); i < len(arr) && arr[i] != ']'; {
-		end := skipValue(arr, i)
+		end := x.skipValue(arr, i)
 		out = append(out, arr[i:end])
 		i = skipSpaceStr(arr, end)
 		if i >= len(arr) || arr[i] != ',' {
@@ -270,7 +322,10 @@ func skipSpaceStr(s string, i int) int {
 
 // skipString returns the index after the closing quote of the string whose
 // content starts at s[i] (len(s) if it has none).
-func skipString(s string, i int) int {
+func (x *Index) skipString(s string, i int) int {
+	if sp, ok := x.lookup(s, i-1); ok {
+		return sp.end
+	}
 	for {
 		j := strings.IndexByte(s[i:], '"')
 		if j < 0 {
@@ -289,19 +344,19 @@ func skipString(s string, i int) int {
 }
 
 // skipValue returns the index after the value starting at s[i].
-func skipValue(s string, i int) int {
+func (x *Index) skipValue(s string, i int) int {
 	if i >= len(s) {
 		return i
 	}
 	switch s[i] {
 	case '"':
-		return skipString(s, i+1)
+		return x.skipString(s, i+1)
 	case '{', '[':
 		depth := 0
 		for ; i < len(s); i++ {
 			switch s[i] {
 			case '"':
-				i = skipString(s, i+1) - 1
+				i = x.skipString(s, i+1) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -324,10 +379,28 @@ func skipValue(s string, i int) int {
 // Fields or gjson.Result.Raw give it; a value that is not a string is read
 // as gjson reads it.
 func CutString(raw string, capBytes int) (out string, size int64, truncated bool) {
+	return (*Index)(nil).CutString(raw, capBytes)
+}
+
+// CutString is the package function CutString, which takes the size of a
+// long string of the line x checked from x instead of reading the string.
+func (x *Index) CutString(raw string, capBytes int) (out string, size int64, truncated bool) {
 	if len(raw) < 2 || raw[0] != '"' || len(raw) <= capBytes {
 		return CutOutput(gjson.Parse(raw).String(), capBytes)
 	}
 	body := raw[1 : len(raw)-1]
+	if sp, ok := x.lookup(raw, 0); ok && sp.end == len(raw) {
+		if !sp.esc {
+			return CutOutput(body, capBytes)
+		}
+		if sp.n <= capBytes {
+			return CutOutput(gjson.Parse(raw).String(), capBytes)
+		}
+		keep := cutAt(body, capBytes)
+		head := gjson.Parse(raw[:keep+1] + `"`).String()
+		out, _, _ = CutOutput(head, capBytes)
+		return out, int64(sp.n), true
+	}
 	if strings.IndexByte(body, '\\') < 0 {
 		return CutOutput(body, capBytes)
 	}
@@ -360,6 +433,34 @@ func CutString(raw string, capBytes int) (out string, size int64, truncated bool
 	head := gjson.Parse(raw[:keep+1] + `"`).String()
 	out, _, _ = CutOutput(head, capBytes)
 	return out, int64(n), true
+}
+
+// cutAt returns where in body (a JSON string's content, which unescapes to
+// more than capBytes bytes) the first capBytes+1 unescaped bytes end, as
+// CutString's count finds it, reading only those.
+func cutAt(body string, capBytes int) int {
+	n := 0
+	for i := 0; i < len(body); {
+		j := strings.IndexByte(body[i:], '\\')
+		if j < 0 {
+			j = len(body) - i
+		}
+		if n+j > capBytes {
+			return i + (capBytes + 1 - n)
+		}
+		n += j
+		i += j
+		if i == len(body) {
+			break
+		}
+		w, l := escapeLen(body[i:])
+		i += w
+		n += l
+		if n > capBytes {
+			return i
+		}
+	}
+	return len(body)
 }
 
 // escapeLen reads the escape at the start of s (s[0] == '\\') as gjson

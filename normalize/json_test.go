@@ -3,6 +3,7 @@ package normalize_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,7 +76,9 @@ func checkFields(t *testing.T, obj string) {
 	}
 	var keys []string
 	gjson.Parse(obj).ForEach(func(k, _ gjson.Result) bool {
-		if !strings.ContainsAny(k.Str, `.*?|#@\!:=<>%"`) && k.Str != "" {
+		// gjson reads these as path syntax (a '{' or '[' key starts a
+		// multipath), not as the key.
+		if !strings.ContainsAny(k.Str, `.*?|#@\!:=<>%"{[`) && k.Str != "" {
 			keys = append(keys, k.Str)
 		}
 		return len(keys) < 7
@@ -200,4 +203,55 @@ func TestElementsMatchesGjson(t *testing.T) {
 func FuzzElements(f *testing.F) {
 	f.Add(`[1,"a",{"b":[2]},[],null]`)
 	f.Fuzz(checkElements)
+}
+
+// checkIndex checks that an Index made by Valid of the line
+// {"a":[S,{"b":S}],"c":S,"d":1} gives the answers of the package functions,
+// which read everything, for each part of it in place; S is s as a JSON
+// string, repeated to be long enough for the Index to record it.
+func checkIndex(t *testing.T, s string, capBytes int) {
+	b, _ := json.Marshal(strings.Repeat(s, 1+300/(len(s)+1)))
+	str := string(b)
+	line := []byte(`{"a":[` + str + `,{"b":` + str + `}],"c":` + str + `,"d":1}`)
+	var x normalize.Index
+	if !x.Valid(line) {
+		t.Fatalf("Index.Valid(%q) = false", line)
+	}
+	view := normalize.View(line)
+	f, want := x.Fields(view, "a", "c", "d"), normalize.Fields(view, "a", "c", "d")
+	if f != want {
+		t.Fatalf("Index.Fields(%q) = %q, want %q", line, f, want)
+	}
+	els, wantEls := x.Elements(f[0]), normalize.Elements(f[0])
+	if fmt.Sprint(els) != fmt.Sprint(wantEls) || len(els) != 2 {
+		t.Fatalf("Index.Elements(%q) = %q, want %q", f[0], els, wantEls)
+	}
+	for _, raw := range []string{els[0], x.Fields(els[1], "b")[0], f[1]} {
+		out, size, cut := x.CutString(raw, capBytes)
+		wOut, wSize, wCut := normalize.CutString(raw, capBytes)
+		if out != wOut || size != wSize || cut != wCut {
+			t.Fatalf("Index.CutString(%q, %d) = %q, %d, %v; want %q, %d, %v", raw, capBytes, out, size, cut, wOut, wSize, wCut)
+		}
+	}
+	// A copy of the line is not the line the Index knows: read in full.
+	other := strings.Clone(view)
+	if got := x.Fields(other, "a", "c", "d"); got != want {
+		t.Fatalf("Index.Fields of a copy = %q, want %q", got, want)
+	}
+}
+
+func TestIndex(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"plain", "ab\n\"é😀\\", "\x01\u2028", `\u0041`, "日本語", "\xed\xa0\xbd\xff"} {
+		for _, c := range []int{0, 1, 5, 100, 299, 300, 301, 1000, 100000} {
+			checkIndex(t, s, c)
+		}
+	}
+}
+
+func FuzzIndex(f *testing.F) {
+	f.Add("ab\n\"é😀", 3)
+	f.Fuzz(func(t *testing.T, s string, capBytes int) {
+		checkIndex(t, s, max(capBytes%2000, 0))
+	})
 }

@@ -18,7 +18,9 @@ import (
 // for the decoders that read their largest lines in place (normalize.View).
 // It decodes agent's recorded transcripts and a generated one twice: from
 // fresh copies of each line, and from one buffer that is overwritten after
-// every call; the events and the outcome must be the same. It fails t (with
+// every call, checked with a normalize.Index that the decoder reads through
+// when it is normalize.Indexed, as the runner does; the events and the
+// outcome must be the same. It fails t (with
 // the two event lists or outcomes) when they are not, and also when agent
 // has no recorded transcripts.
 func CheckLineNotKept(t *testing.T, agent string, newDec func() normalize.Decoder) {
@@ -36,6 +38,10 @@ func CheckLineNotKept(t *testing.T, agent string, newDec func() normalize.Decode
 	end := normalize.End{ExitCode: &zero, Stderr: "some stderr"}
 	for n, lines := range transcripts {
 		fresh, reused := newDec(), newDec()
+		var ix normalize.Index
+		if x, ok := reused.(normalize.Indexed); ok {
+			x.UseIndex(&ix)
+		}
 		var want []string
 		var kept []events.Body
 		var buf []byte
@@ -47,6 +53,9 @@ func CheckLineNotKept(t *testing.T, agent string, newDec func() normalize.Decode
 				want = append(want, encode(t, b))
 			}
 			buf = append(buf[:0], l...)
+			if !ix.Valid(buf) {
+				t.Fatalf("%s transcript %d: Index.Valid(%.200q) = false, gjson.ValidBytes = true", agent, n, buf)
+			}
 			kept = append(kept, reused.Decode(nil, buf)...)
 			for i := range buf {
 				buf[i] = '#'

@@ -25,6 +25,7 @@ import (
 
 // Decoder decodes one Claude Code run. Create it with New.
 type Decoder struct {
+	ix       *normalize.Index // the runner's Index of the line being decoded (UseIndex), or nil
 	failFast bool
 
 	sessionID string
@@ -63,6 +64,11 @@ func New(model string, failFast bool) *Decoder {
 	}
 	return d
 }
+
+// UseIndex implements normalize.Indexed: the decoder skips and sizes the
+// long strings of each line through x, which its caller fills as it checks
+// the line.
+func (d *Decoder) UseIndex(x *normalize.Index) { d.ix = x }
 
 // Decode implements normalize.Decoder.
 func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
@@ -289,17 +295,17 @@ func (d *Decoder) assistant(dst []events.Body, root gjson.Result) []events.Body 
 func (d *Decoder) user(dst []events.Body, root gjson.Result) []events.Body {
 	// Fields, not root.Get("message.content"): gjson would scan the content
 	// to its end byte by byte.
-	content := normalize.Fields(normalize.Fields(root.Raw, "message")[0], "content")[0]
-	for _, b := range normalize.Elements(content) {
+	content := d.ix.Fields(d.ix.Fields(root.Raw, "message")[0], "content")[0]
+	for _, b := range d.ix.Elements(content) {
 		// One pass over the block, whose content can be megabytes.
-		f := normalize.Fields(b, "type", "tool_use_id", "content", "is_error")
+		f := d.ix.Fields(b, "type", "tool_use_id", "content", "is_error")
 		if gjson.Parse(f[0]).String() != "tool_result" {
 			continue
 		}
 		callID := strings.Clone(gjson.Parse(f[1]).String())
 		name := d.toolNames[callID]
 		fin := events.ToolFinished{CallID: callID, Name: name, Kind: ToolKind(name), Status: events.ToolOK}
-		fin.Output, fin.OutputBytes, fin.Truncated = contentText(f[2])
+		fin.Output, fin.OutputBytes, fin.Truncated = contentText(d.ix, f[2])
 		fin.Output = strings.Clone(fin.Output)
 		if gjson.Parse(f[3]).Bool() {
 			fin.Status = events.ToolError
@@ -316,9 +322,9 @@ func (d *Decoder) user(dst []events.Body, root gjson.Result) []events.Body {
 
 // contentText is a tool result's content (raw JSON), cut to
 // normalize.DefaultOutputCap: a string, or the text of an array of blocks.
-func contentText(raw string) (out string, size int64, truncated bool) {
+func contentText(ix *normalize.Index, raw string) (out string, size int64, truncated bool) {
 	if strings.HasPrefix(raw, `"`) {
-		return normalize.CutString(raw, normalize.DefaultOutputCap)
+		return ix.CutString(raw, normalize.DefaultOutputCap)
 	}
 	var parts []string
 	for _, b := range gjson.Parse(raw).Array() {

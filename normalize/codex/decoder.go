@@ -52,6 +52,7 @@ type Options struct {
 // run's usage and says so in a notice, so a --max-cost or --max-tokens
 // budget errs on the safe side.
 type Decoder struct {
+	ix    *normalize.Index // the runner's Index of the line being decoded (UseIndex), or nil
 	opts  Options
 	model string // the model of the usage events: Options.Model, or the one Codex rerouted to
 
@@ -97,6 +98,11 @@ func (d *Decoder) modelPtr() *string {
 	return &m
 }
 
+// UseIndex implements normalize.Indexed: the decoder skips and sizes the
+// long strings of each line through x, which its caller fills as it checks
+// the line.
+func (d *Decoder) UseIndex(x *normalize.Index) { d.ix = x }
+
 // Decode implements normalize.Decoder.
 func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	// Command outputs are most of the bytes: their items are read in place
@@ -127,7 +133,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	case "item.started", "item.updated", "item.completed":
 		// Fields, not root.Get: gjson would scan the item (and its
 		// output) to its end byte by byte.
-		dst = d.item(dst, typ, gjson.Parse(normalize.Fields(root.Raw, "item")[0]))
+		dst = d.item(dst, typ, gjson.Parse(d.ix.Fields(root.Raw, "item")[0]))
 	case "turn.completed":
 		dst = d.unfinished(dst)
 		dst = d.usage(dst, root.Get("usage"))
@@ -258,11 +264,11 @@ func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result)
 	delete(d.started, id)
 	fin := events.ToolFinished{CallID: id, Name: name, Kind: toolKind, Status: events.ToolOK}
 	// One pass over the item, whose output can be megabytes.
-	f := normalize.Fields(it.Raw, "status", "aggregated_output", "exit_code")
+	f := d.ix.Fields(it.Raw, "status", "aggregated_output", "exit_code")
 	var output string
 	switch status := gjson.Parse(f[0]).String(); kind {
 	case "command_execution":
-		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutString(f[1], normalize.DefaultOutputCap)
+		fin.Output, fin.OutputBytes, fin.Truncated = d.ix.CutString(f[1], normalize.DefaultOutputCap)
 		fin.Output = strings.Clone(fin.Output) // read in place (see Decode)
 		if c := gjson.Parse(f[2]); c.Type == gjson.Number {
 			code := int(c.Int())

@@ -24,7 +24,8 @@ import (
 
 // Decoder decodes one OpenCode run. Create it with New.
 type Decoder struct {
-	model *string // from the request; OpenCode's stream does not name it
+	ix    *normalize.Index // the runner's Index of the line being decoded (UseIndex), or nil
+	model *string          // from the request; OpenCode's stream does not name it
 
 	sessionID  string
 	lastText   string
@@ -62,6 +63,11 @@ func New(model string, failFast bool) *Decoder {
 	return d
 }
 
+// UseIndex implements normalize.Indexed: the decoder skips and sizes the
+// long strings of each line through x, which its caller fills as it checks
+// the line.
+func (d *Decoder) UseIndex(x *normalize.Index) { d.ix = x }
+
 // Decode implements normalize.Decoder.
 func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	// Finished tools are most of the bytes: tool reads them in place and
@@ -82,7 +88,7 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	}
 	// Fields, not root.Get: gjson would scan the part (and its outputs)
 	// to its end byte by byte.
-	part := gjson.Parse(normalize.Fields(root.Raw, "part")[0])
+	part := gjson.Parse(d.ix.Fields(root.Raw, "part")[0])
 	switch typ := root.Get("type").String(); typ {
 	case "step_start":
 		d.sawStep = true
@@ -126,7 +132,7 @@ func (d *Decoder) tool(dst []events.Body, part gjson.Result) []events.Body {
 	callID := strings.Clone(part.Get("callID").String())
 	// One pass over the state, whose output (twice: in metadata too) can
 	// be megabytes.
-	f := normalize.Fields(normalize.Fields(part.Raw, "state")[0], "status", "input", "output", "error", "metadata")
+	f := d.ix.Fields(d.ix.Fields(part.Raw, "state")[0], "status", "input", "output", "error", "metadata")
 	input := json.RawMessage(`{}`)
 	if in := gjson.Parse(f[1]); in.IsObject() {
 		input = json.RawMessage(in.Raw)
@@ -151,9 +157,9 @@ func (d *Decoder) tool(dst []events.Body, part gjson.Result) []events.Body {
 			output = string(msg)
 		}
 	}
-	fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutString(output, normalize.DefaultOutputCap)
+	fin.Output, fin.OutputBytes, fin.Truncated = d.ix.CutString(output, normalize.DefaultOutputCap)
 	fin.Output = strings.Clone(fin.Output)
-	if exit := gjson.Parse(normalize.Fields(f[4], "exit")[0]); exit.Type == gjson.Number {
+	if exit := gjson.Parse(d.ix.Fields(f[4], "exit")[0]); exit.Type == gjson.Number {
 		c := int(exit.Int())
 		fin.ExitCode = &c
 	}

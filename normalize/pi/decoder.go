@@ -35,6 +35,7 @@ import (
 // Decoder decodes one pi run. Create it with New. It keeps nothing of a
 // message_update line: memory stays flat however long the answer.
 type Decoder struct {
+	ix       *normalize.Index // the runner's Index of the line being decoded (UseIndex), or nil
 	failFast bool
 	model    *string // the request's model until an assistant message names one
 
@@ -80,6 +81,11 @@ func New(model string, failFast bool) *Decoder {
 	d.total.CostUSD = new(float64)
 	return d
 }
+
+// UseIndex implements normalize.Indexed: the decoder skips and sizes the
+// long strings of each line through x, which its caller fills as it checks
+// the line.
+func (d *Decoder) UseIndex(x *normalize.Index) { d.ix = x }
 
 // Decode implements normalize.Decoder.
 func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
@@ -259,13 +265,13 @@ func (d *Decoder) toolStart(dst []events.Body, root gjson.Result) []events.Body 
 // It reads the line in place (see Decode) and copies what it keeps.
 func (d *Decoder) toolEnd(dst []events.Body, root gjson.Result) []events.Body {
 	// One pass over the line, whose result can be megabytes.
-	f := normalize.Fields(root.Raw, "toolCallId", "toolName", "result", "isError")
+	f := d.ix.Fields(root.Raw, "toolCallId", "toolName", "result", "isError")
 	name := strings.Clone(gjson.Parse(f[1]).String())
 	kind := ToolKind(name)
 	fin := events.ToolFinished{CallID: strings.Clone(gjson.Parse(f[0]).String()), Name: name, Kind: kind, Status: events.ToolOK}
-	raw, text := content(normalize.Fields(f[2], "content")[0])
+	raw, text := content(d.ix, d.ix.Fields(f[2], "content")[0])
 	if raw != "" {
-		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutString(raw, normalize.DefaultOutputCap)
+		fin.Output, fin.OutputBytes, fin.Truncated = d.ix.CutString(raw, normalize.DefaultOutputCap)
 	} else {
 		fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(text, normalize.DefaultOutputCap)
 	}
@@ -294,14 +300,14 @@ func (d *Decoder) toolEnd(dst []events.Body, root gjson.Result) []events.Body {
 // content reads a tool result's content: raw is the JSON text of its one
 // string (the usual case, which normalize.CutString cuts without unescaping
 // all of it), or else text joins the text parts.
-func content(c string) (raw, text string) {
+func content(ix *normalize.Index, c string) (raw, text string) {
 	if strings.HasPrefix(c, `"`) {
 		return c, ""
 	}
 	var parts []string
-	for _, p := range normalize.Elements(c) {
+	for _, p := range ix.Elements(c) {
 		// Not gjson's p.Get("text"): it unescapes a whole string it lands on.
-		if f := normalize.Fields(p, "type", "text"); gjson.Parse(f[0]).String() == "text" {
+		if f := ix.Fields(p, "type", "text"); gjson.Parse(f[0]).String() == "text" {
 			parts = append(parts, f[1])
 		}
 	}
