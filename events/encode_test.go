@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/hubcli/hub/events"
 )
@@ -76,5 +77,21 @@ func FuzzAppendBody(f *testing.F) {
 			raw = []byte(`{}`)
 		}
 		checkBodies(t, s, fl, n, raw)
+	})
+}
+
+// FuzzAppendTS checks the "ts" writer against time.Time.AppendFormat, in
+// any zone, for times of every year time.Time holds.
+func FuzzAppendTS(f *testing.F) {
+	for _, s := range []int64{0, -62135596800, 253402300799, 253402300800, 1764670000, -1} {
+		f.Add(s, int64(999_999_999), 0)
+	}
+	f.Add(int64(1764670000), int64(123_456_789), 3600)
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int) {
+		ts := time.Unix(sec, nsec%1_000_000_000).In(time.FixedZone("z", offset%86400))
+		got := string(events.AppendTS([]byte("x"), ts))
+		if want := "x" + ts.UTC().Format(events.TimeFormat); got != want {
+			t.Fatalf("appendTS(%v) = %q, want %q", ts, got, want)
+		}
 	})
 }

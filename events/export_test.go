@@ -4,4 +4,5 @@ package events
 var (
 	AppendBody        = appendBody
 	AppendBodyReflect = appendBodyReflect
+	AppendTS          = appendTS
 )

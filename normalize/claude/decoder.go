@@ -76,9 +76,14 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	// place and copies what it keeps. Other lines are copied once, so that
 	// what is kept of them (the result) stays valid.
 	var root gjson.Result
-	if gjson.Get(normalize.View(line), "type").Str == "user" {
+	switch typ := gjson.Get(normalize.View(line), "type").Str; {
+	case typ == "stream_event" && d.sessionID != "":
+		// Most lines are stream events of a few hundred bytes: read in
+		// place too, the event found in one pass.
+		return d.streamEvent(dst, gjson.Parse(d.ix.Fields(normalize.View(line), "event")[0]))
+	case typ == "user":
 		root = gjson.Parse(normalize.View(line))
-	} else {
+	default:
 		root = gjson.ParseBytes(line)
 	}
 	if !root.IsObject() {
@@ -196,17 +201,18 @@ func intOrNil(r gjson.Result) any {
 // streamEvent handles the raw Anthropic stream events of partial messages:
 // text deltas, and per-call usage (input and cache tokens from
 // message_start, output tokens from message_delta).
+// ev may be read in place (see Decode): what is kept is copied.
 func (d *Decoder) streamEvent(dst []events.Body, ev gjson.Result) []events.Body {
 	d.partial = true
 	switch ev.Get("type").String() {
 	case "message_start":
 		m := ev.Get("message")
-		d.cur.id, d.cur.model = m.Get("id").String(), m.Get("model").String()
+		d.cur.id, d.cur.model = strings.Clone(m.Get("id").String()), strings.Clone(m.Get("model").String())
 		d.cur.start = tokens(m.Get("usage"))
 	case "content_block_delta":
 		if delta := ev.Get("delta"); delta.Get("type").String() == "text_delta" {
 			if t := delta.Get("text").String(); t != "" {
-				dst = append(dst, events.TextDelta{Text: t})
+				dst = append(dst, events.TextDelta{Text: strings.Clone(t)})
 			}
 		}
 	case "message_delta":
