@@ -178,8 +178,9 @@ func TestMasks(t *testing.T) {
 	}
 }
 
-// BenchmarkValid checks lines of tool output: "code" has an escape every
-// ~14 bytes, "logs" every ~65, as adaptertest/benchgen writes them.
+// BenchmarkValid checks 1 MiB lines of tool output: "code" has an escape
+// every ~14 bytes, "logs" every ~65, as adaptertest/benchgen writes them;
+// "avx2" and "words" are the two ways scanBlocks reads a block.
 func BenchmarkValid(b *testing.B) {
 	for _, shape := range []struct {
 		name  string
@@ -195,14 +196,25 @@ func BenchmarkValid(b *testing.B) {
 		}
 		sb.WriteString(`"}`)
 		line := []byte(sb.String())
-		b.Run(shape.name, func(b *testing.B) {
-			var x Index
-			b.SetBytes(int64(len(line)))
-			for b.Loop() {
-				if !x.Valid(line) {
-					b.Fatal("invalid")
-				}
+		for _, avx2 := range []bool{false, true} {
+			if avx2 && !wide {
+				continue // no AVX2 here
 			}
-		})
+			name := shape.name + "/words"
+			if avx2 {
+				name = shape.name + "/avx2"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(w bool) { wide = w }(wide)
+				wide = avx2
+				var x Index
+				b.SetBytes(int64(len(line)))
+				for b.Loop() {
+					if !x.Valid(line) {
+						b.Fatal("invalid")
+					}
+				}
+			})
+		}
 	}
 }
