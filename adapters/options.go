@@ -24,6 +24,7 @@ type options struct {
 	approve Approve
 	diffOut func([]byte)
 	tempDir string
+	flush   func() error
 }
 
 func newOptions(opts []Option) options {
@@ -107,6 +108,17 @@ func WithApprove(a Approve) Option { return func(o *options) { o.approve = a } }
 // read. The CLI's --diff-out writes it to a file. The diff is not redacted:
 // it is the change itself, credentials the agent wrote into files included.
 func WithDiff(f func(diff []byte)) Option { return func(o *options) { o.diffOut = f } }
+
+// WithFlush has Run call flush whenever it is about to wait for the agent:
+// before each read of its stdout, after each write to its stderr (whose
+// lines are notices) has been handled, and before it waits for the agent to
+// exit. A Sink that writes events to a buffer can write them out then, in
+// batches, and a consumer still sees each event before hub waits for the
+// next one. flush is called as the Sink is, from one goroutine at a time;
+// a non-nil error from it is the Sink's error (see Sink). The events of the
+// run's end (its last notices, run.finished) come after the last call: the
+// caller writes them out once Run returns.
+func WithFlush(flush func() error) Option { return func(o *options) { o.flush = flush } }
 
 // WithTempDir makes a sandboxed run's sandbox in dir instead of
 // os.TempDir() ($TMPDIR): a file system with reflinks (btrfs, XFS) makes

@@ -292,6 +292,9 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 		Path: spec.Path, Args: spec.Args, Dir: req.Cwd, Env: env, Stdin: spec.Stdin,
 		Grace: req.Limits.GraceOrDefault(), Orphans: r.opt.orphans, Stderr: errLines, TTY: req.TTY,
 	}
+	if r.opt.flush != nil {
+		ps.Stderr = flushAfter{w: errLines, flush: func() { r.flush(errLines.stop) }}
+	}
 	conv, _ := dec.(Conversation)
 	if conv != nil {
 		ps.StdinPipe, ps.Stdin, ps.Interrupt = true, nil, conv.Interrupt
@@ -341,6 +344,7 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 		sup.Stop(sinkCause{r.s.sinkErr})
 	}
 	terminal := r.read(sup, timers, req.Limits.IdleTimeout > 0, lk, conv)
+	r.flush(sup.Stop) // before the wait for the agent's exit: it may go on after it closed stdout
 	lk.unlock()
 	exit := sup.Wait()
 	waited = true
@@ -404,6 +408,18 @@ func (r *runner) read(sup *proc.Supervisor, timers *budget.Timers, idle bool, lk
 		src = &idleReader{r: src, t: timers}
 	}
 	src = lockedReader{r: src, l: lk} // stderr notices go in while hub waits
+	if r.opt.flush != nil {
+		// The events of what was read so far go out before hub waits for
+		// more; like the sink's, the time that takes is not the agent's
+		// silence.
+		src = flushFirst{r: src, flush: func() {
+			if idle {
+				timers.Pause()
+				defer timers.Resume()
+			}
+			r.flush(sup.Stop)
+		}}
+	}
 	fr := framer.New(src, r.s.maxLine)
 	halted := func() bool { return r.s.halted() || sup.Stopped() && !terminal }
 	for {
@@ -443,6 +459,52 @@ func (r *runner) read(sup *proc.Supervisor, timers *budget.Timers, idle bool, lk
 			}
 		}
 	}
+}
+
+// flush calls the WithFlush function (see WithFlush), holding the run's
+// turn. Its error is the sink's: it stops the agent with stop (when not
+// nil), and nothing but run.finished is sent after it.
+func (r *runner) flush(stop func(error)) {
+	if r.opt.flush == nil || r.s.sinkErr != nil {
+		return
+	}
+	if err := r.opt.flush(); err != nil {
+		r.s.sinkErr = err
+		if stop != nil {
+			stop(sinkCause{err})
+		}
+	}
+}
+
+// flushFirst calls flush before each read from r.
+type flushFirst struct {
+	r     io.Reader
+	flush func()
+}
+
+func (f flushFirst) Read(p []byte) (int, error) {
+	f.flush()
+	return f.r.Read(p)
+}
+
+// flushAfter is the agent's stderr with WithFlush: each write goes to w
+// (stderrLines, which sends its lines' notices) and then flush is called,
+// holding the run's turn, before the stderr goroutine waits for more. A
+// panic of flush is handled as one of the sink's there (stderrLines.panicked).
+type flushAfter struct {
+	w     *stderrLines
+	flush func()
+}
+
+func (f flushAfter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	f.w.lock.mu.Lock()
+	defer f.w.lock.mu.Unlock()
+	if f.w.panicked == nil {
+		defer f.w.recover()
+		f.flush()
+	}
+	return n, err
 }
 
 // idleReader re-arms the idle limit on every byte read.

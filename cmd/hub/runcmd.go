@@ -162,8 +162,19 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	// What the terminal is, from the files themselves, before they are
 	// wrapped.
 	con := newConsole(stdout, stderr, p.color, os.Getenv)
-	stderr = &stallGuard{w: stderr, giveUp: giveUp}
-	sink, done, text := outputSink(p.output, p.req.Schema != nil, con, &stallGuard{w: stdout, giveUp: giveUp}, stderr)
+	// jsonl's events are written in batches: each time the run is about
+	// to wait for the agent (adapters.WithFlush), and at the end; text's
+	// answer too, unless stdout and stderr are one file (one terminal,
+	// where a stderr line or the status line goes between the answer's
+	// words as they come). A write on stderr first writes out what stdout
+	// holds.
+	batch := p.output == "jsonl" || p.output == "text" && !con.shared
+	out := &stallGuard{w: stdout, giveUp: giveUp, batch: batch}
+	errOut := &stallGuard{w: stderr, giveUp: giveUp, first: out}
+	defer out.close()
+	defer errOut.close()
+	stderr = errOut
+	sink, done, text := outputSink(p.output, p.req.Schema != nil, con, out, stderr)
 	defer text.close()
 	if st := p.status; st != nil {
 		out := sink
@@ -175,7 +186,7 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 
 	// A question on the terminal (--confirm) is asked with the status
 	// line off.
-	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithConfirm(func(ctx context.Context, req adapters.Request, g adapters.Grant) error {
+	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithFlush(out.Flush), adapters.WithConfirm(func(ctx context.Context, req adapters.Request, g adapters.Grant) error {
 		return text.quiet(func() error { return p.approval.check(ctx, req, g) })
 	})}
 	fo := p.fileOptions()
@@ -183,6 +194,7 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	opts = append(opts, fo.opts...)
 	if p.req.Apply && p.approval.confirm {
 		opts = append(opts, adapters.WithApprove(func(ctx context.Context, diff []byte, files []events.FileChanged) error {
+			_ = out.Flush() // what the change is, before hub waits for a person; an error is told at the end
 			return text.quiet(func() error { return p.approval.approveChange(ctx, diff, files) })
 		}))
 	}
@@ -196,9 +208,17 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	}
 	fin := adapters.Run(ctx, p.req, sink, opts...)
 	text.close()
+	ferr := out.Flush() // the run's last events, run.finished among them
 	closed()
 	fo.report(stderr)
-	return done(fin)
+	err := done(fin)
+	if ferr != nil && err == nil {
+		// The run went well but its consumer did not get all of it.
+		e := events.NewError(events.BinInternal, "", "check the consumer of hub's output", "writing the events: %v", ferr)
+		fmt.Fprintf(stderr, "hub: %s: %s (next: %s)\n", binReason(e), e.Message, e.Hint)
+		err = exitError{e}
+	}
+	return err
 }
 
 // runFiles are a run's options for the files load opened (--diff-out,

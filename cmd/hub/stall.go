@@ -18,49 +18,137 @@ const stallMargin = 2 * time.Second
 // errStalled is what writes to a stalled stdout return once hub gave up.
 var errStalled = errors.New("hub's stdout is not being read (the consumer stalled); hub gave up writing to it")
 
-// stallGuard is hub's stdout (or stderr) while a run writes to it. A write
-// blocks while the consumer reads slowly, as on any pipe — nothing is lost —
-// until giveUp is closed: then a write still blocked (after stallLast, for
-// a write that begins after giveUp) is abandoned and every later one fails
-// at once, so the run ends instead of hanging on a pipe nobody reads. Safe
-// for concurrent use.
+// stallGuard is hub's stdout (or stderr) while a run writes to it. What is
+// written goes out through one writer goroutine of its own, started by the
+// first write out and ended by close. A write out blocks while the consumer
+// reads slowly, as on any pipe — nothing is lost — until giveUp is closed:
+// then a write out still blocked (after stallLast, for one that begins after
+// giveUp) is abandoned to the writer goroutine, and every later Write and
+// Flush fails at once, so the run ends instead of hanging on a pipe nobody
+// reads. The first error of a write out is returned by every later Write
+// and Flush too: what follows a lost batch is not written after it.
+//
+// Without batch every Write is written out before it returns. With batch a
+// Write only appends to a buffer, written out by Flush (which the run calls
+// whenever it is about to wait for the agent: adapters.WithFlush) or once
+// it holds batchSize bytes; close writes out the rest. A guard with first
+// set flushes first before each Write (stderr's flushes stdout's), so that
+// its lines come after what was written before them on the other.
+//
+// Safe for concurrent use: Write, Flush and close take turns.
 type stallGuard struct {
 	w      io.Writer
 	giveUp <-chan struct{}
+	batch  bool
+	first  *stallGuard
 
-	mu  sync.Mutex
+	mu      sync.Mutex
+	buf     []byte // not yet written out; nil after a write out was abandoned (the writer goroutine keeps it)
+	err     error
+	writes  chan []byte      // to the writer goroutine; nil until it starts
+	results chan writeResult // from it, one per write
+}
+
+// batchSize is how many bytes a batching stallGuard holds before it writes
+// them out without waiting for a Flush: a burst of events between two reads
+// of the agent's stdout is written in pieces of about this size.
+const batchSize = 64 << 10
+
+type writeResult struct {
+	n   int
 	err error
 }
 
+// Write writes p out (without batch) or appends it to the buffer (with
+// batch), see stallGuard. It blocks while a write out does.
 func (g *stallGuard) Write(p []byte) (int, error) {
+	if g.first != nil {
+		_ = g.first.Flush() // its error is its writers'
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.err != nil {
 		return 0, g.err
 	}
-	// The write may outlive this call (abandoned, blocked in the kernel):
-	// it gets its own copy of p.
-	buf := append([]byte(nil), p...)
-	type result struct {
-		n   int
-		err error
+	g.buf = append(g.buf, p...)
+	if g.batch && len(g.buf) < batchSize {
+		return len(p), nil
 	}
-	done := make(chan result, 1)
-	go func() {
-		n, err := g.w.Write(buf)
-		done <- result{n, err}
-	}()
+	if err := g.flush(); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush writes out what the buffer holds. It blocks while the write does
+// (see stallGuard) and returns the guard's error, if it has one.
+func (g *stallGuard) Flush() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.flush()
+}
+
+// flush is Flush, holding mu.
+func (g *stallGuard) flush() error {
+	if g.err != nil || len(g.buf) == 0 {
+		return g.err
+	}
+	if g.writes == nil {
+		g.writes, g.results = make(chan []byte), make(chan writeResult, 1)
+		go write(g.w, g.writes, g.results)
+	}
+	g.writes <- g.buf // the writer goroutine is idle: every write out before this one was waited for
+	var r writeResult
 	select {
-	case r := <-done:
-		return r.n, r.err
+	case r = <-g.results:
 	case <-g.giveUp:
 		select {
-		case r := <-done:
-			return r.n, r.err
+		case r = <-g.results:
 		case <-time.After(stallLast):
+			g.buf, g.err = nil, errStalled
+			return g.err
 		}
-		g.err = errStalled
-		return 0, g.err
+	}
+	g.buf = g.buf[:0]
+	if cap(g.buf) > keepBuf {
+		g.buf = nil // a giant event's: give it back
+	}
+	g.err = r.err
+	return g.err
+}
+
+// keepBuf is the largest buffer a stallGuard keeps for the next batch.
+const keepBuf = 1 << 20
+
+// close writes out what the buffer holds, as Flush does (call Flush first
+// to learn of its error), and ends the writer goroutine once it is idle: at
+// once, unless a write out was abandoned (then when that write returns, if
+// ever). Later writes fail with errClosed. Safe to call twice.
+func (g *stallGuard) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_ = g.flush()
+	if g.writes != nil {
+		close(g.writes)
+		g.writes = nil
+	}
+	if g.err == nil {
+		g.err = errClosed
+	}
+}
+
+// errClosed is what a stallGuard's Write returns after close.
+var errClosed = errors.New("hub's output was closed")
+
+// write is a stallGuard's writer goroutine: it writes each batch to w and
+// sends the result, until writes is closed.
+func write(w io.Writer, writes <-chan []byte, results chan<- writeResult) {
+	for b := range writes {
+		n, err := w.Write(b)
+		if err == nil && n < len(b) {
+			err = io.ErrShortWrite
+		}
+		results <- writeResult{n, err} // buffered: an abandoned write's result is not waited for
 	}
 }
 

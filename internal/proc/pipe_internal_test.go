@@ -1,9 +1,12 @@
 package proc
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestPipeReaderExitRace: whenever the process's exit lands while a read
@@ -44,5 +47,29 @@ func TestPipeReaderExitRace(t *testing.T) {
 		}
 		r.Close()
 		w.Close()
+	}
+}
+
+// TestStdoutPipeSize: the agent's stdout pipe is stdoutPipeSize (1 MiB) when
+// the system allows it (pipe-max-size), so that a fast agent and hub take
+// turns less often.
+func TestStdoutPipeSize(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
+	if err != nil {
+		t.Skipf("pipe-max-size: %v", err)
+	}
+	var most int
+	fmt.Sscan(string(b), &most)
+	s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", "exit 0"}, Env: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := -1
+	_ = s.stdout.rc.Control(func(fd uintptr) { size, _ = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) })
+	_, _ = io.Copy(io.Discard, s.Stdout())
+	s.Wait()
+	if most >= stdoutPipeSize && size != stdoutPipeSize {
+		t.Errorf("stdout pipe of %d bytes, want %d (pipe-max-size %d)", size, stdoutPipeSize, most)
 	}
 }

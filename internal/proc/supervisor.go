@@ -204,6 +204,9 @@ func Launch(spec Spec) (*Supervisor, error) {
 		}
 	}
 	stdoutR, stdoutW, err1 := output()
+	if err1 == nil && !spec.TTY {
+		growPipe(stdoutR)
+	}
 	stderrR, stderrW, err2 := output()
 	ctlR, ctlW, err3 := pipe()
 	statusR, statusW, err4 := pipe()
@@ -269,6 +272,24 @@ func Launch(spec Spec) (*Supervisor, error) {
 	}
 	go s.follow(statusR)
 	return s, nil
+}
+
+// stdoutPipeSize is the size hub asks for the agent's stdout pipe: an
+// agent that writes faster than hub reads fills 1 MiB, not the default 64
+// KiB, before it waits, so that it and hub take turns less often.
+const stdoutPipeSize = 1 << 20
+
+// growPipe asks for a pipe of stdoutPipeSize (F_SETPIPE_SZ). It is only a
+// hint: past /proc/sys/fs/pipe-max-size, or the user's pipe-user-pages
+// limits, the pipe keeps its size.
+func growPipe(r *os.File) {
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, stdoutPipeSize)
+	})
 }
 
 // guardCommand is the guard's command for spec (path resolved), with extra
@@ -761,8 +782,21 @@ func (p *pipeReader) Read(b []byte) (int, error) {
 			n, rerr = 0, io.EOF // every write end is closed
 		default:
 			n = m
+			// What more the pipe holds comes in the same read, up to
+			// len(buf), as from a file: a caller with a large buffer (the
+			// framer) takes a fast agent's output in few reads, and waits
+			// no longer than for the first bytes. EAGAIN (nothing more
+			// yet), an error or the end stops it; the next read sees
+			// the error or the end again.
+			for n < len(buf) {
+				m, e := unix.Read(int(fd), buf[n:])
+				if e != nil || m <= 0 {
+					break
+				}
+				n += m
+			}
 			if p.exited && p.left > 0 {
-				p.left -= int64(m)
+				p.left -= int64(n)
 			}
 		}
 		return true
