@@ -279,10 +279,13 @@ func Launch(spec Spec) (*Supervisor, error) {
 // KiB, before it waits, so that it and hub take turns less often.
 const stdoutPipeSize = 1 << 20
 
-// growPipe asks for a pipe of stdoutPipeSize (F_SETPIPE_SZ). It is only a
-// hint: past /proc/sys/fs/pipe-max-size, or the user's pipe-user-pages
-// limits, the pipe keeps its size.
+// growPipe asks for a pipe of stdoutPipeSize (F_SETPIPE_SZ), when that
+// costs the user's other pipes nothing (pipeGrowFree). It is only a hint:
+// past /proc/sys/fs/pipe-max-size the pipe keeps its size.
 func growPipe(r *os.File) {
+	if !pipeGrowFree() {
+		return
+	}
 	rc, err := r.SyscallConn()
 	if err != nil {
 		return
@@ -291,6 +294,31 @@ func growPipe(r *os.File) {
 		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, stdoutPipeSize)
 	})
 }
+
+// pipeGrowFree reports whether hub may enlarge pipes without harm. Linux
+// counts the pages of all the pipes a user holds against
+// fs.pipe-user-pages-soft (16384 pages by default); past it, every new pipe
+// of that user, any program's, gets 8 KiB instead of 64 KiB. 1 MiB pipes
+// would reach it at about 50 runs at once (hub batch). A process with
+// CAP_SYS_RESOURCE or CAP_SYS_ADMIN is not counted, nor is anyone when
+// the limit is 0 (see pipe(7), "/proc/sys/fs/pipe-user-pages-soft").
+var pipeGrowFree = sync.OnceValue(func() bool {
+	if b, err := os.ReadFile("/proc/sys/fs/pipe-user-pages-soft"); err == nil && strings.TrimSpace(string(b)) == "0" {
+		return true
+	}
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			const sysAdmin, sysResource = 21, 24
+			return err == nil && caps&(1<<sysAdmin|1<<sysResource) != 0
+		}
+	}
+	return false
+})
 
 // guardCommand is the guard's command for spec (path resolved), with extra
 // (the control pipe's read end, the status pipe's write end, the agent's
