@@ -20,7 +20,12 @@ func tooLongNotice(l framer.Line, maxLine int, decoded bool) events.Notice {
 	data, _ := json.Marshal(map[string]any{"bytes": l.Size, "max_line": maxLine,
 		"head": normalize.Shorten(string(l.Bytes), 200), "decoded_head": decoded})
 	msg := fmt.Sprintf("skipped a %d-byte stdout line: over the %d-byte line cap", l.Size, maxLine)
-	if decoded {
+	switch {
+	case decoded && int64(len(l.Bytes)) == l.Size:
+		// A cap under framer.HeadBytes: the head is the whole line.
+		msg = fmt.Sprintf("a %d-byte stdout line is over the %d-byte line cap: its event was read from it all the same (whole lines up to %d bytes are kept for that)",
+			l.Size, maxLine, framer.HeadBytes)
+	case decoded:
 		msg = fmt.Sprintf("a %d-byte stdout line is over the %d-byte line cap: its event was read from its first %d bytes, the rest is lost",
 			l.Size, maxLine, len(l.Bytes))
 	}
