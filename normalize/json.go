@@ -389,50 +389,22 @@ func (x *Index) CutString(raw string, capBytes int) (out string, size int64, tru
 		return CutOutput(gjson.Parse(raw).String(), capBytes)
 	}
 	body := raw[1 : len(raw)-1]
-	if sp, ok := x.lookup(raw, 0); ok && sp.end == len(raw) {
-		if !sp.esc {
-			return CutOutput(body, capBytes)
-		}
-		if sp.n <= capBytes {
-			return CutOutput(gjson.Parse(raw).String(), capBytes)
-		}
-		keep := cutAt(body, capBytes)
-		head := gjson.Parse(raw[:keep+1] + `"`).String()
-		out, _, _ = CutOutput(head, capBytes)
-		return out, int64(sp.n), true
+	// The unescaped size: from the Index, or from one wide scan.
+	sp, ok := x.lookup(raw, 0)
+	if !ok || sp.end != len(raw) {
+		sp.end, sp.n, sp.esc, ok = scanString(unsafe.Slice(unsafe.StringData(raw), len(raw)), 1)
 	}
-	if strings.IndexByte(body, '\\') < 0 {
+	switch {
+	case !ok || sp.end != len(raw):
+		return CutOutput(gjson.Parse(raw).String(), capBytes) // not one string: as gjson reads it
+	case !sp.esc:
 		return CutOutput(body, capBytes)
-	}
-	// Walk the escapes, counting the unescaped length, and remember where
-	// the first capBytes+1 unescaped bytes end in body.
-	n, keep := 0, -1
-	for i := 0; i < len(body); {
-		j := strings.IndexByte(body[i:], '\\')
-		if j < 0 {
-			j = len(body) - i
-		}
-		if keep < 0 && n+j > capBytes {
-			keep = i + (capBytes + 1 - n)
-		}
-		n += j
-		i += j
-		if i == len(body) {
-			break
-		}
-		w, l := escapeLen(body[i:])
-		i += w
-		n += l
-		if keep < 0 && n > capBytes {
-			keep = i
-		}
-	}
-	if n <= capBytes || keep < 0 {
+	case sp.n <= capBytes:
 		return CutOutput(gjson.Parse(raw).String(), capBytes)
 	}
-	head := gjson.Parse(raw[:keep+1] + `"`).String()
+	head := gjson.Parse(raw[:cutAt(body, capBytes)+1] + `"`).String()
 	out, _, _ = CutOutput(head, capBytes)
-	return out, int64(n), true
+	return out, int64(sp.n), true
 }
 
 // cutAt returns where in body (a JSON string's content, which unescapes to
