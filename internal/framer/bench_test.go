@@ -2,6 +2,7 @@ package framer_test
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/hubcli/hub/adapters/adaptertest/benchgen"
@@ -23,6 +24,21 @@ func BenchmarkFramerAgents(b *testing.B) {
 		b.Run(agent+"/recorded", func(b *testing.B) { benchFrame(b, rec) })
 		b.Run(agent+"/generated", func(b *testing.B) { benchFrame(b, benchgen.Generated(b, agent)) })
 	}
+}
+
+// BenchmarkFramerMiB frames 64 MiB of lines of 1–2 MiB, the size of agents'
+// large tool outputs (each op starts with a new Framer, so it includes
+// growing the line buffer):
+//
+//	go test -run XXX -bench FramerMiB ./internal/framer
+func BenchmarkFramerMiB(b *testing.B) {
+	rng := rand.New(rand.NewPCG(22, 1))
+	var data []byte
+	for len(data) < 64<<20 {
+		data = append(data, bytes.Repeat([]byte("x"), 1<<20+rng.IntN(1<<20))...)
+		data = append(data, '\n')
+	}
+	benchFrame(b, data)
 }
 
 func benchFrame(b *testing.B, data []byte) {

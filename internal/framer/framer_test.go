@@ -168,3 +168,93 @@ func BenchmarkFramer(b *testing.B) {
 		}
 	}
 }
+
+// TestWarmNoAllocs: once the buffer has grown for them, lines of 1–2 MiB
+// among short lines are returned in place: no allocation, no copy. Not
+// parallel: AllocsPerRun counts every goroutine's allocations.
+func TestWarmNoAllocs(t *testing.T) {
+	var data []byte
+	lines := 0
+	for _, n := range []int{2<<20 - 1, 1<<20 + 3, 1<<20 + 700<<10, 1<<20 + 1<<19} {
+		data = append(append(data, bytes.Repeat([]byte("o"), n)...), '\n')
+		data = append(data, strings.Repeat(`{"type":"text.delta"}`+"\r\n", 20)...)
+		lines += 21
+	}
+	f := framer.New(&cycle{data: data}, 0)
+	next := func() {
+		for range lines {
+			if _, err := f.Next(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	next() // warm-up: the buffer grows
+	next()
+	if n := testing.AllocsPerRun(10, next); n != 0 {
+		t.Errorf("AllocsPerRun(%d lines of up to 2 MiB) = %v, want 0", lines, n)
+	}
+}
+
+// cycle reads data over and over, as much as it is asked for.
+type cycle struct {
+	data []byte
+	off  int
+}
+
+func (c *cycle) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k := copy(p[n:], c.data[c.off:])
+		n += k
+		c.off = (c.off + k) % len(c.data)
+	}
+	return n, nil
+}
+
+// TestReadSizes: readers returning 1 byte at a time, everything asked for
+// (up to megabytes at once), or odd sizes give the same lines, and the
+// lines expected.
+func TestReadSizes(t *testing.T) {
+	t.Parallel()
+	const max = 200 << 10
+	var in []byte
+	var want []got
+	add := func(line string, g got) {
+		in = append(in, line...)
+		want = append(want, g)
+	}
+	for i, n := range []int{0, 10, 70 << 10, max, max + 1, 300 << 10, 5, max - 1, 1 << 20} {
+		l := strings.Repeat(string(rune('a'+i)), n)
+		switch {
+		case n > max:
+			add(l+"\n", got{l[:framer.HeadBytes], int64(n), true})
+		case i%2 == 0:
+			add(l+"\n", got{l, int64(n), false})
+		case n+1 > max: // the "\r" counts: over the cap
+			add(l+"\r\n", got{l[:framer.HeadBytes], int64(n + 1), true})
+		default:
+			add(l+"\r\n", got{l, int64(n), false})
+		}
+	}
+	add("{\"last\":true}", got{"{\"last\":true}", 13, false})
+	readers := map[string]io.Reader{
+		"one byte":  iotest.OneByteReader(bytes.NewReader(in)),
+		"all asked": bytes.NewReader(in),
+		"odd":       &chunkReader{data: in, n: 4093},
+		"half":      iotest.HalfReader(bytes.NewReader(in)),
+	}
+	for name, r := range readers {
+		lines, err := readAll(t, r, max)
+		if err != nil {
+			t.Fatalf("%s: Next() error %v", name, err)
+		}
+		if len(lines) != len(want) {
+			t.Fatalf("%s: %d lines, want %d", name, len(lines), len(want))
+		}
+		for i := range lines {
+			if lines[i] != want[i] {
+				t.Errorf("%s: line %d = %.20q %d %v, want %.20q %d %v", name, i, lines[i].text, lines[i].size, lines[i].tooLong, want[i].text, want[i].size, want[i].tooLong)
+			}
+		}
+	}
+}
