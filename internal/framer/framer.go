@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 )
 
 // DefaultMaxLine is the default line cap: 64 MiB.
@@ -111,7 +112,11 @@ func newSized(r io.Reader, maxLine int, sz sizes) *Framer {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	return &Framer{r: r, max: maxLine, buf: make([]byte, sz.buf), sz: sz, limit: max(maxLine+sz.read, sz.buf)}
+	limit := maxLine + sz.read
+	if limit < maxLine { // overflow: no cap in effect
+		limit = math.MaxInt
+	}
+	return &Framer{r: r, max: maxLine, buf: make([]byte, sz.buf), sz: sz, limit: max(limit, sz.buf)}
 }
 
 // Next returns the next line. A last line without a final newline is still

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -108,6 +109,14 @@ func (r *sizedReader) Read(p []byte) (int, error) {
 	n = copy(p, r.data[:min(n, len(r.data))])
 	r.data = r.data[n:]
 	return n, nil
+}
+
+// TestNoCap: a cap of math.MaxInt (no cap) does not overflow the limit.
+func TestNoCap(t *testing.T) {
+	t.Parallel()
+	in := strings.Repeat("x", 300<<10) + "\nok"
+	f := New(strings.NewReader(in), math.MaxInt)
+	check(t, f, want([]byte(in), math.MaxInt, HeadBytes))
 }
 
 // TestShrink: a giant line grows the buffer; a run of short lines after it
