@@ -258,6 +258,14 @@ func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look: ASCII, not a
+		// control byte, '"' or '\\'.
+		for i+8 <= len(s) && plain8(load64(s, i)) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
 				i++
@@ -304,6 +312,28 @@ func appendString(dst []byte, s string) []byte {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// load64 returns s[i:i+8] as a little-endian word (one load: the compiler
+// combines these).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plain8 reports whether each byte of w is ASCII, at least 0x20, and
+// neither '"' nor '\\': one that appendString copies as it is. The tests
+// are the exact "has a zero byte" and "has a byte less than n" word tricks
+// (Hacker's Delight 6-1; Anderson's bit twiddling hacks).
+func plain8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	bad := w | // a byte >= 0x80
+		(w-ones*0x20)&^w | // a byte < 0x20
+		(quote-ones)&^quote |
+		(backslash-ones)&^backslash
+	return bad&highs == 0
+}
 
 // EscapeLineSeparators rewrites every raw U+2028 and U+2029 in the JSON text
 // b as the escapes \u2028 and \u2029, in place when there are none. In valid

@@ -1,8 +1,8 @@
 package normalize
 
 import (
-	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -385,26 +385,74 @@ func CutString(raw string, capBytes int) (out string, size int64, truncated bool
 // CutString is the package function CutString, which takes the size of a
 // long string of the line x checked from x instead of reading the string.
 func (x *Index) CutString(raw string, capBytes int) (out string, size int64, truncated bool) {
-	if len(raw) < 2 || raw[0] != '"' || len(raw) <= capBytes {
+	if len(raw) < 2 || raw[0] != '"' {
 		return CutOutput(gjson.Parse(raw).String(), capBytes)
 	}
 	body := raw[1 : len(raw)-1]
-	// The unescaped size: from the Index, or from one wide scan.
+	// The end, validity and unescaped size: from the Index, or from one
+	// wide scan.
 	sp, ok := x.lookup(raw, 0)
 	if !ok || sp.end != len(raw) {
 		sp.end, sp.n, sp.esc, ok = scanString(unsafe.Slice(unsafe.StringData(raw), len(raw)), 1)
 	}
 	switch {
 	case !ok || sp.end != len(raw):
-		return CutOutput(gjson.Parse(raw).String(), capBytes) // not one string: as gjson reads it
+		return CutOutput(gjson.Parse(raw).String(), capBytes) // not one valid string: as gjson reads it
 	case !sp.esc:
 		return CutOutput(body, capBytes)
 	case sp.n <= capBytes:
-		return CutOutput(gjson.Parse(raw).String(), capBytes)
+		return unescape(body, sp.n), int64(sp.n), false
 	}
-	head := gjson.Parse(raw[:cutAt(body, capBytes)+1] + `"`).String()
-	out, _, _ = CutOutput(head, capBytes)
+	k := cutAt(body, capBytes)
+	out, _, _ = CutOutput(unescape(body[:k], capBytes+12), capBytes)
 	return out, int64(sp.n), true
+}
+
+// unescape returns body, the content of a valid JSON string (scanString's
+// check passed), unescaped as gjson's String() unescapes it: a \u escape of
+// a lone surrogate becomes U+FFFD, other bytes are copied as they are. n
+// is the room to allocate (the unescaped size when known). The runs
+// between escapes are copied whole, not byte by byte as gjson does.
+func unescape(body string, n int) string {
+	b := make([]byte, 0, n)
+	for {
+		j := strings.IndexByte(body, '\\')
+		if j < 0 || j+1 >= len(body) {
+			b = append(b, body...)
+			break
+		}
+		b = append(b, body[:j]...)
+		c := body[j+1]
+		w := 2
+		switch c {
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r := hexRune(body[j+2 : j+6])
+			w = 6
+			if r >= 0xD800 && r < 0xDC00 && len(body) >= j+12 && body[j+6] == '\\' && body[j+7] == 'u' {
+				if r2 := hexRune(body[j+8 : j+12]); r2 >= 0xDC00 && r2 < 0xE000 {
+					r, w = utf16.DecodeRune(r, r2), 12
+				}
+			}
+			b = utf8.AppendRune(b, r) // a surrogate is written as U+FFFD
+		default: // " \\ /
+			b = append(b, c)
+		}
+		body = body[j+w:]
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // cutAt returns where in body (a JSON string's content, which unescapes to
@@ -454,6 +502,20 @@ func escapeLen(s string) (w, l int) {
 }
 
 func hexRune(s string) rune {
-	v, _ := strconv.ParseUint(s, 16, 32)
-	return rune(v)
+	var r rune
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }

@@ -132,7 +132,9 @@ func TestCutString(t *testing.T) {
 	long := strings.Repeat(`ab\n\"é\u00e9\ud83d\ude00\ud800x\\`, 50)
 	tricky := strings.Repeat(`\\u0041 \\\u0041 \\\\ \\\\\" \udc00\ud83d \ud83d\u0041 \/`, 30)
 	for _, raw := range []string{`"` + long + `"`, `"` + tricky + `"`, `"` + strings.Repeat("é", 100) + `"`, `"` + strings.Repeat(`\u65e5`, 40) + `"`,
-		`"plain text that is long enough"`, `123`, `null`, `{"a":"b"}`, `""`, `"\ud83d\ude00\ud83d\ude00"`} {
+		`"plain text that is long enough"`, `123`, `null`, `{"a":"b"}`, `""`, `"\ud83d\ude00\ud83d\ude00"`,
+		`"` + strings.Repeat(`\u00C9\uD83D\uDE00 \uDBFF\uDFFF\uD800\uDBFF`, 20) + `"`, // upper-case hex
+		"\"" + strings.Repeat("a\xff\xc3b\\n", 30) + "\""} {                           // not UTF-8: copied as is
 		for capBytes := 0; capBytes < 60; capBytes++ {
 			checkCutString(t, raw, capBytes)
 		}
