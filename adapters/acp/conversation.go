@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -46,10 +47,15 @@ type conversation struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when lead returns
 
+	// beforePrompt, when not nil (in tests), is called by lead just
+	// before it hands session/prompt to the SDK, which takes a while (a
+	// large prompt is encoded twice) before its write begins.
+	beforePrompt func()
+
 	mu          sync.Mutex
 	session     sdk.SessionId   // once the agent gave (or loaded) one
 	interrupted bool            // Interrupt was called
-	prompting   bool            // session/prompt is out and not answered
+	prompting   bool            // session/prompt is being written or out, and not answered
 	decisions   map[string]bool // tool call id → allowed, decided by Receive
 }
 
@@ -62,7 +68,7 @@ func (c *conversation) Open(stdin io.WriteCloser) {
 	c.q = newLineQueue()
 	c.decisions = map[string]bool{}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.conn = sdk.NewClientSideConnection(client{c}, stdin, c.q)
+	c.conn = sdk.NewClientSideConnection(client{c}, promptGate{c}, c.q)
 	c.conn.SetLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	c.done = make(chan struct{})
 	go c.lead()
@@ -94,10 +100,13 @@ func (c *conversation) Receive(line []byte) {
 }
 
 // Interrupt implements adapters.Conversation: session/cancel while the
-// prompt is out (lead sends nothing more after it). Before the prompt, and
-// once it is answered, there is no turn to cancel: it asks nothing, and the
-// agent gets its SIGTERM at once (claude-agent-acp and codex-acp do not end
-// when their stdin does).
+// prompt is out (lead sends nothing more after it). Before the prompt's
+// write has begun (promptGate then keeps it from the agent), and once it
+// is answered, there is no turn to cancel: it asks nothing, and the agent
+// gets its SIGTERM at once (claude-agent-acp and codex-acp do not end when
+// their stdin does). The session/cancel always follows the prompt on
+// stdin: the SDK writes one message at a time, and the prompt's began
+// first.
 func (c *conversation) Interrupt() bool {
 	c.mu.Lock()
 	c.interrupted = true
@@ -188,16 +197,50 @@ func (c *conversation) lead() {
 	if err != nil {
 		return // CheckRequest refused it before the run
 	}
-	c.mu.Lock()
-	if c.prompting = !c.interrupted; !c.prompting {
-		c.mu.Unlock()
+	if c.stop() {
 		return
 	}
-	c.mu.Unlock()
+	if c.beforePrompt != nil {
+		c.beforePrompt()
+	}
+	// promptGate sets prompting as the prompt's write begins, or fails the
+	// write when Interrupt came first.
 	_, _ = c.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(prompt)}})
 	c.mu.Lock()
 	c.prompting = false
 	c.mu.Unlock()
+}
+
+// errInterrupted is promptGate's error for a prompt whose run was
+// interrupted before its write began.
+var errInterrupted = errors.New("hub: the run was stopped before the prompt was sent")
+
+// promptGate is the agent's stdin as the SDK writes it: one Write a
+// message, under the SDK's write lock. It tells when the session/prompt's
+// write begins, which decides whether there is a turn for Interrupt to
+// cancel: the SDK's Prompt call gives no sign of it (acp-go-sdk v0.13.0
+// encodes the request, then waits for its write lock, then writes), and a
+// session/cancel sent before the prompt's write began would reach the
+// agent first and cancel nothing, yet count as asked: the agent would
+// start the turn it was to stop, and its SIGTERM would wait the whole
+// grace period (with TestStuckStdin's hour of grace and an agent that
+// reads no more of its stdin, the run hung).
+type promptGate struct{ c *conversation }
+
+func (g promptGate) Write(b []byte) (int, error) {
+	c := g.c
+	// The SDK's messages start {"jsonrpc":"2.0","id":…,"method":…: the
+	// method is in the head, whatever the size of the params.
+	if gjson.GetBytes(b[:min(len(b), 256)], "method").Str == "session/prompt" {
+		c.mu.Lock()
+		if c.interrupted {
+			c.mu.Unlock()
+			return 0, errInterrupted
+		}
+		c.prompting = true
+		c.mu.Unlock()
+	}
+	return c.stdin.Write(b)
 }
 
 // setModel sets the session's model to Request.Model: through the
