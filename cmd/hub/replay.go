@@ -13,6 +13,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/internal/proc"
 	"github.com/hubcli/hub/normalize"
 )
 
@@ -89,6 +90,8 @@ func replayAction(c *cli.Context) error {
 		}
 		defer f.Close()
 		in = f
+	} else if f, ok := in.(*os.File); ok {
+		proc.GrowPipe(f) // a pipe of 1 MiB: fewer turns with the writer (issue 22)
 	}
 	req := adapters.Request{
 		Agent:   agent,

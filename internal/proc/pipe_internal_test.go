@@ -76,3 +76,40 @@ func TestStdoutPipeSize(t *testing.T) {
 		t.Errorf("stdout pipe of %d bytes: grown, for a user whose pipes count against pipe-user-pages-soft", size)
 	}
 }
+
+// TestGrowPipe: GrowPipe grows a pipe (hub replay's stdin) as the agent's
+// stdout pipe is grown, and leaves a regular file alone.
+func TestGrowPipe(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
+	if err != nil {
+		t.Skipf("pipe-max-size: %v", err)
+	}
+	var most int
+	fmt.Sscan(string(b), &most)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	GrowPipe(r)
+	size := -1
+	rc, _ := r.SyscallConn()
+	_ = rc.Control(func(fd uintptr) { size, _ = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) })
+	switch {
+	case pipeGrowFree() && most >= stdoutPipeSize && size != stdoutPipeSize:
+		t.Errorf("pipe of %d bytes, want %d (pipe-max-size %d)", size, stdoutPipeSize, most)
+	case !pipeGrowFree() && size > 64<<10:
+		t.Errorf("pipe of %d bytes: grown, for a user whose pipes count against pipe-user-pages-soft", size)
+	}
+	f, err := os.Create(t.TempDir() + "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	GrowPipe(f) // not a pipe: nothing to do, nothing to fail
+	if _, err := f.WriteString("x"); err != nil {
+		t.Errorf("the file after GrowPipe: %v", err)
+	}
+}

@@ -295,6 +295,16 @@ func growPipe(r *os.File) {
 	})
 }
 
+// GrowPipe grows f to the size of an agent's stdout pipe (see growPipe)
+// when f is a pipe (FIFO), as `hub replay -` reads its stdin: a writer
+// then fills 1 MiB, not 64 KiB, before it and hub take turns. Anything
+// else, and a pipe hub may not grow, is left as it is.
+func GrowPipe(f *os.File) {
+	if st, err := f.Stat(); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+		growPipe(f)
+	}
+}
+
 // pipeGrowFree reports whether hub may enlarge pipes without harm. Linux
 // counts the pages of all the pipes a user holds against
 // fs.pipe-user-pages-soft (16384 pages by default); past it, every new pipe
