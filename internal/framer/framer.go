@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"runtime/debug"
 )
 
 // DefaultMaxLine is the default line cap: 64 MiB.
@@ -188,7 +189,15 @@ func (f *Framer) fill() {
 	switch {
 	case len(f.buf) > f.sz.shrinkAbove && part+f.sz.read <= f.sz.buf &&
 		int64(len(f.buf)) >= shrinkRatio*max(f.winMax, f.prevMax):
+		giant := len(f.buf) > shrinkAbove
 		f.move(make([]byte, f.sz.buf))
+		if giant {
+			// The old buffer goes back to the system now, not at the
+			// next collection: once warm, a run allocates so little
+			// that none comes for minutes (the runtime forces one every
+			// two), and a giant line's buffer stayed resident until then.
+			debug.FreeOSMemory()
+		}
 	case len(f.buf)-f.end >= f.sz.read:
 	case part <= len(f.buf)/4*3 || len(f.buf) >= f.limit:
 		// To the front: at most once per line, as after it only the line

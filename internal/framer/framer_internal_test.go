@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -237,4 +238,47 @@ func TestCapPlusOne(t *testing.T) {
 	if _, err := f.Next(); !errors.Is(err, io.EOF) {
 		t.Errorf("Next() error = %v, want EOF", err)
 	}
+}
+
+// gReader reads n bytes 'g', without holding them.
+type gReader struct{ n int }
+
+func (g *gReader) Read(p []byte) (int, error) {
+	if g.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), g.n)
+	for i := range p[:k] {
+		p[i] = 'g'
+	}
+	g.n -= k
+	return k, nil
+}
+
+// TestShrinkReleases: the buffer a giant line grew goes back to the
+// system when the framer shrinks it, not at the next collection, which a
+// warm run's few allocations put minutes away. Not parallel: it reads the
+// process's heap statistics (parallel tests wait until it is done).
+func TestShrinkReleases(t *testing.T) {
+	const giant = 48 << 20
+	short := strings.Repeat("{\"type\":\"text.delta\"}\n", 3*shrinkWindow)
+	f := New(io.MultiReader(&gReader{giant}, strings.NewReader("\n"), iotest.OneByteReader(strings.NewReader(short))), 0)
+	if l, err := f.Next(); err != nil || l.Size != giant {
+		t.Fatalf("Next() = Size %d, %v; want %d, nil", l.Size, err, giant)
+	}
+	for range 3 * shrinkWindow {
+		if _, err := f.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(f.buf) != bufSize {
+		t.Fatalf("len(buf) = %d after the short lines, want %d (shrunk)", len(f.buf), bufSize)
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(s)
+	held := s[0].Value.Uint64() + s[1].Value.Uint64()
+	if held > giant/2 {
+		t.Errorf("heap holds %d MiB (objects and free, not released) after the shrink, want under %d: the giant line's buffer stayed", held>>20, giant>>21)
+	}
+	runtime.KeepAlive(f)
 }
