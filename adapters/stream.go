@@ -224,6 +224,11 @@ func (s *stream) readAll(r io.Reader, stop func() bool) {
 	fr := framer.New(r, s.maxLine)
 	for !s.halted() && s.sinkErr == nil && !stop() {
 		l, err := fr.Next()
+		if stop() {
+			// Stopped while waiting: the error is the stop's, and a
+			// last line may be a part cut by it.
+			return
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				s.emit(events.Notice{Kind: events.NoticeParseError, Message: "reading transcript: " + err.Error()})

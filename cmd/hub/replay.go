@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -92,6 +93,9 @@ func replayAction(c *cli.Context) error {
 		in = f
 	} else if f, ok := in.(*os.File); ok {
 		proc.GrowPipe(f) // a pipe of 1 MiB: fewer turns with the writer (issue 22)
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			in = newStdinReader(c.Context, f)
+		}
 	}
 	req := adapters.Request{
 		Agent:   agent,
@@ -141,4 +145,58 @@ func (f flushFirst) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return f.r.Read(p)
+}
+
+// stdinReader reads hub replay's stdin, when it is a pipe or a terminal, on
+// a goroutine of its own, so that a SIGINT or SIGTERM while hub waits for
+// input ends the replay at once with its run.finished (cancelled/caller),
+// not when the writer next writes or closes. Such a read cannot be
+// interrupted: the goroutine is left blocked in it, and hub exits (as
+// loadConfig leaves a FIFO's read). The bytes go through a buffer of its
+// own, as a read given up on must not write into the caller's p later.
+type stdinReader struct {
+	ctx context.Context
+	req chan int // the size of the next read, to the goroutine
+	res chan stdinRead
+	buf []byte
+	err error // the read error or ctx's cause: returned from then on
+}
+
+type stdinRead struct {
+	n   int
+	err error
+}
+
+func newStdinReader(ctx context.Context, r io.Reader) *stdinReader {
+	s := &stdinReader{ctx: ctx, req: make(chan int), res: make(chan stdinRead, 1), buf: make([]byte, 1<<20)}
+	go func() {
+		for n := range s.req {
+			k, err := r.Read(s.buf[:n])
+			s.res <- stdinRead{k, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *stdinReader) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	select {
+	case s.req <- min(len(p), len(s.buf)):
+	case <-s.ctx.Done():
+		s.err = context.Cause(s.ctx)
+		return 0, s.err
+	}
+	select {
+	case r := <-s.res:
+		s.err = r.err
+		return copy(p, s.buf[:r.n]), r.err
+	case <-s.ctx.Done():
+		s.err = context.Cause(s.ctx)
+		return 0, s.err
+	}
 }

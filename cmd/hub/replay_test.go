@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -65,4 +66,36 @@ func (w *notifyWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// TestReplayStdinSignal: a SIGTERM while `hub replay -` waits for more of
+// a pipe that its writer keeps open ends the replay at once, exit 130 with
+// run.finished cancelled/caller, not when the writer next writes or
+// closes (here: never, until the test ends).
+func TestReplayStdinSignal(t *testing.T) {
+	t.Parallel()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	h := startHub(t, r, "replay", "--agent", "claude", "-")
+	r.Close() // hub has its own copy
+	line := `{"type":"system","subtype":"init","session_id":"s1","model":"m","tools":[]}` + "\n"
+	if _, err := w.WriteString(line + `{"type":"assistant","message":{"content":[{"type":"text","te`); err != nil {
+		t.Fatal(err)
+	}
+	// hub has read the first line once it wrote session.started: it is
+	// then waiting for the rest of the second.
+	if !h.waitFor(func() bool { return strings.Contains(h.stdout.String(), `"session.started"`) }) {
+		t.Fatalf("hub exited before reading a line\nstderr: %s", h.stderr)
+	}
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	h.wait(t, time.Minute)
+	h.wantExit(t, 130, "cancelled", "caller")
+	if strings.Contains(h.stdout.String(), "parse_error") || strings.Contains(h.stdout.String(), "non_json") {
+		t.Errorf("the part of a line cut by the stop was decoded:\n%s", h.stdout)
+	}
 }
