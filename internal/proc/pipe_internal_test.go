@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -55,25 +56,35 @@ func TestPipeReaderExitRace(t *testing.T) {
 // turns less often.
 func TestStdoutPipeSize(t *testing.T) {
 	t.Parallel()
+	s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", "exit 0"}, Env: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { // also after a skip
+		_, _ = io.Copy(io.Discard, s.Stdout())
+		s.Wait()
+	}()
+	checkGrown(t, "stdout pipe", s.stdout.rc)
+}
+
+// checkGrown checks that the pipe of rc is stdoutPipeSize when the system
+// allows it (pipe-max-size) and growing is free (pipeGrowFree), and not
+// grown otherwise.
+func checkGrown(t *testing.T, what string, rc syscall.RawConn) {
+	t.Helper()
 	b, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
 	if err != nil {
 		t.Skipf("pipe-max-size: %v", err)
 	}
 	var most int
 	fmt.Sscan(string(b), &most)
-	s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", "exit 0"}, Env: os.Environ()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	size := -1
-	_ = s.stdout.rc.Control(func(fd uintptr) { size, _ = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) })
-	_, _ = io.Copy(io.Discard, s.Stdout())
-	s.Wait()
+	_ = rc.Control(func(fd uintptr) { size, _ = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) })
 	switch {
 	case pipeGrowFree() && most >= stdoutPipeSize && size != stdoutPipeSize:
-		t.Errorf("stdout pipe of %d bytes, want %d (pipe-max-size %d)", size, stdoutPipeSize, most)
+		t.Errorf("%s of %d bytes, want %d (pipe-max-size %d)", what, size, stdoutPipeSize, most)
 	case !pipeGrowFree() && size > 64<<10:
-		t.Errorf("stdout pipe of %d bytes: grown, for a user whose pipes count against pipe-user-pages-soft", size)
+		t.Errorf("%s of %d bytes: grown, for a user whose pipes count against pipe-user-pages-soft", what, size)
 	}
 }
 
@@ -81,12 +92,6 @@ func TestStdoutPipeSize(t *testing.T) {
 // stdout pipe is grown, and leaves a regular file alone.
 func TestGrowPipe(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
-	if err != nil {
-		t.Skipf("pipe-max-size: %v", err)
-	}
-	var most int
-	fmt.Sscan(string(b), &most)
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -94,15 +99,11 @@ func TestGrowPipe(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	GrowPipe(r)
-	size := -1
-	rc, _ := r.SyscallConn()
-	_ = rc.Control(func(fd uintptr) { size, _ = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) })
-	switch {
-	case pipeGrowFree() && most >= stdoutPipeSize && size != stdoutPipeSize:
-		t.Errorf("pipe of %d bytes, want %d (pipe-max-size %d)", size, stdoutPipeSize, most)
-	case !pipeGrowFree() && size > 64<<10:
-		t.Errorf("pipe of %d bytes: grown, for a user whose pipes count against pipe-user-pages-soft", size)
+	rc, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
 	}
+	checkGrown(t, "pipe", rc)
 	f, err := os.Create(t.TempDir() + "/f")
 	if err != nil {
 		t.Fatal(err)
