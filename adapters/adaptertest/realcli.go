@@ -38,9 +38,14 @@ func Root() string { return benchgen.Root() }
 // Bin returns the path of the real CLI name: $HUB_<NAME>_BIN if set, else
 // .tools/npm/node_modules/.bin/<name> under [Root]. When it is missing the
 // test is skipped with the command that installs it, or fails if
-// [RequireEnv] is set. A program that wraps hub sets HUB_<NAME>_BIN.
+// [RequireEnv] is set. With -short (go test -short: the fast tier, which
+// needs no CLI installed) it skips whatever is installed. A program that
+// wraps hub sets HUB_<NAME>_BIN.
 func Bin(t testing.TB, name string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("real " + name + " CLI: not run with -short (the fast tier)")
+	}
 	env := "HUB_" + strings.ToUpper(name) + "_BIN"
 	path := os.Getenv(env)
 	if path == "" {

@@ -71,6 +71,10 @@ func init() {
 	}
 }
 
+// beforeReport, when set (by this package's tests only), runs in the guard
+// after the process started and before the guard reports it.
+var beforeReport func()
+
 // guard is the state of a guard process.
 type guard struct {
 	leader  member
@@ -138,6 +142,9 @@ func guardMain(graceNS string, argv []string) int {
 		return 1
 	}
 	g := &guard{leader: member{pid: pid, start: startTime(pid)}, status: status, grace: time.Duration(ns), termed: map[member]bool{}}
+	if beforeReport != nil {
+		beforeReport()
+	}
 	fmt.Fprintf(status, "P %d\n", pid)
 	return g.run(ctl, parentGone)
 }

@@ -52,9 +52,10 @@ func descendants(pids ...int) []procInfo {
 
 // procInfo is what hub reads of a process from /proc/<pid>/stat.
 type procInfo struct {
-	pid, ppid, pgid int
-	zombie          bool
-	start           uint64 // start time in clock ticks since boot: with pid, names one process
+	pid, ppid, pgid, sid int
+	zombie               bool
+	stopped              bool   // by a signal (T) or a tracer (t)
+	start                uint64 // start time in clock ticks since boot: with pid, names one process
 }
 
 // scan calls f for every process in /proc. Processes that vanish mid-scan
@@ -92,8 +93,10 @@ func readStat(pid int) (procInfo, bool) {
 	}
 	ppid, _ := strconv.Atoi(fields[1])
 	pgid, _ := strconv.Atoi(fields[2])
+	sid, _ := strconv.Atoi(fields[3])
 	start, _ := strconv.ParseUint(fields[19], 10, 64)
-	return procInfo{pid: pid, ppid: ppid, pgid: pgid, zombie: fields[0] == "Z" || fields[0] == "X", start: start}, true
+	return procInfo{pid: pid, ppid: ppid, pgid: pgid, sid: sid, zombie: fields[0] == "Z" || fields[0] == "X",
+		stopped: fields[0] == "T" || fields[0] == "t", start: start}, true
 }
 
 // startTime is pid's start time, 0 when it does not exist.

@@ -258,11 +258,7 @@ func Launch(spec Spec) (*Supervisor, error) {
 		}
 		_, _ = io.Copy(w, errOut)
 	}()
-	// Bounded: a guard that a process stopped, or that cannot run, must not
-	// hold the caller.
-	_ = statusR.SetReadDeadline(time.Now().Add(guardStartWait))
-	kind, fields, _ := s.readStatus()
-	_ = statusR.SetReadDeadline(time.Time{})
+	kind, fields := s.firstReport(statusR)
 	if kind != 'P' || len(fields) != 1 {
 		return nil, s.notStarted(path, kind, fields, statusR)
 	}
@@ -272,6 +268,86 @@ func Launch(spec Spec) (*Supervisor, error) {
 	}
 	go s.follow(statusR)
 	return s, nil
+}
+
+// startPoll is how often Launch looks at a guard that has not reported yet.
+const startPoll = 50 * time.Millisecond
+
+// firstReport waits for the guard's first report (kind 0 when none came
+// within guardStartWait). It is bounded: a guard that cannot run, or that
+// a process stopped, must not hold the caller.
+//
+// The process the guard just started can SIGSTOP it (its parent, same
+// user) before the guard has written its report; on a busy machine the
+// guard may not have run since the fork. Left alone, Launch would wait
+// guardStartWait whatever the run's --timeout, and a hub SIGKILLed
+// meanwhile would leave the stopped guard and its tree behind. So a guard
+// seen stopped is sent SIGCONT, and its pid is read from the guard's
+// children (the one leading a session of its own): the run goes on as if
+// the guard had reported, and should the guard stay stopped, the next Stop
+// or Kill finds it unresponsive and takes over (takeOver). Its report, when
+// it comes, is the same pid and is ignored (follow reads only exits).
+func (s *Supervisor) firstReport(statusR *os.File) (kind byte, fields []int64) {
+	type report struct {
+		kind   byte
+		fields []int64
+	}
+	got := make(chan report, 1)
+	go func() {
+		k, f, _ := s.readStatus()
+		got <- report{k, f}
+	}()
+	// stopReading ends the read above (a report is one write of a short
+	// line: atomic on a pipe, so none is cut in two) and returns what it
+	// read, if anything.
+	stopReading := func() report {
+		_ = statusR.SetReadDeadline(time.Now())
+		r := <-got
+		_ = statusR.SetReadDeadline(time.Time{})
+		return r
+	}
+	guard := s.cmd.Process.Pid
+	deadline := time.NewTimer(guardStartWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(startPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-got:
+			return r.kind, r.fields
+		case <-deadline.C:
+			r := stopReading()
+			return r.kind, r.fields
+		case <-tick.C:
+			if st, ok := readStat(guard); !ok || !st.stopped {
+				continue
+			}
+			_ = s.cmd.Process.Signal(syscall.SIGCONT)
+			leader, ok := sessionLeaderChild(guard)
+			if !ok {
+				continue // stopped before it forked: SIGCONT, and wait on
+			}
+			if r := stopReading(); r.kind != 0 {
+				return r.kind, r.fields
+			}
+			return 'P', []int64{int64(leader)}
+		}
+	}
+}
+
+// sessionLeaderChild returns the child of guard that leads a session of its
+// own (the process the guard started with setsid; an orphan re-parented to
+// the guard could lead one too, so the oldest is taken).
+func sessionLeaderChild(guard int) (int, bool) {
+	kids, _ := children(guard)
+	best, found := procInfo{}, false
+	for _, c := range kids {
+		p, ok := readStat(c)
+		if ok && p.ppid == guard && p.sid == c && (!found || p.start < best.start) {
+			best, found = p, true
+		}
+	}
+	return best.pid, found
 }
 
 // stdoutPipeSize is the size hub asks for the agent's stdout pipe: an
@@ -570,6 +646,10 @@ func (s *Supervisor) request(cause error, c byte) {
 func (s *Supervisor) signal(c byte) {
 	s.killed = s.killed || c == 'k'
 	_, _ = s.ctl.Write([]byte{c})
+	// A guard that a process of the tree stopped (SIGSTOP) can act on it
+	// once continued; one stopped again is taken over below. The guard is
+	// this process's child, not yet waited for: its pid is still its own.
+	_ = s.cmd.Process.Signal(syscall.SIGCONT)
 	// The guard reports the exit within the grace period (at once after a
 	// Kill) unless it cannot act: then this process does its job.
 	wait := ReapWait
