@@ -1,135 +1,161 @@
 #!/usr/bin/env bash
 # Installs the agent CLIs that hub's real-CLI tests and demo run, at pinned
-# versions, into .tools/npm (git-ignored) of this checkout; with --min, the
-# oldest versions hub claims to support (each adapter's MinVersion) into
-# .tools/npm-min instead. Idempotent: an agent already at its version is
-# left alone.
+# versions, and the tools the tests run, into .tools/npm (git-ignored) of
+# this checkout; with --min, the oldest versions hub claims to support (each
+# adapter's MinVersion) into .tools/npm-min instead.
 #
 #   bash scripts/install-agents.sh              # all pinned agents, and the tools
-#   bash scripts/install-agents.sh opencode     # only these (an agent or a tool: acpx)
+#   bash scripts/install-agents.sh opencode     # these (an agent or a tool: acpx), and those already there
 #   bash scripts/install-agents.sh --min        # the minimums that differ from their pins
-#   bash scripts/install-agents.sh --min codex  # only these minimums
+#   bash scripts/install-agents.sh --min codex  # these minimums, and those already there
 #   bash scripts/install-agents.sh --list-min   # names of the agents whose minimum differs from its pin
 #
-# No lock file is written (--no-package-lock): the versions below are the pins.
-# The two tables are read by a Go test (adapters/all) that checks them against
-# each adapter's TestedVersion (pins) and MinVersion (mins): change them
-# together.
+# The versions are not written here. tools/npm (the pins and the tools) and
+# tools/npm-min (the minimums that are not the pin) are npm projects,
+# committed with their package-lock.json: one workspace each per agent or
+# tool, its directory named after the binary it provides
+# (tools/npm/codex/package.json depends on @openai/codex at an exact
+# version). The script copies a project into its .tools directory and runs
+# npm ci there, which installs every package, the transitive ones too, at
+# the version the lock records and checks it against the lock's integrity
+# hash: a clean clone installs the tree the tests ran on, whatever was
+# published since. The locks record no tarball addresses (the projects'
+# .npmrc: omit-lockfile-registry-resolved), so npm fetches from the registry
+# it is configured with. A Go test (adapters/all TestInstallPins) checks the
+# projects and their locks against each adapter's TestedVersion and
+# MinVersion; README.md ("Agent CLI versions") says how to change a pin.
+#
+# npm ci replaces node_modules as a whole. With names it installs those
+# workspaces only (npm ci --workspace) together with the ones an earlier run
+# installed, so that `install-agents.sh opencode` after a full install takes
+# nothing away. Idempotent and quick: after an install whose binaries all
+# run, a stamp in node_modules records a hash of the project's files and the
+# names installed; a run that asks for no more than that is a no-op. Runs
+# into the same directory take turns (flock, where there is one).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 source "$root/scripts/step.sh"
 
-# agent name → npm package@version: the newest version hub's tests run on
-# (adapters.Info.TestedVersion). Versions read from the npm registry on
-# 2026-11-30; see ../shared/REAL-CLIS.md for how each behaves.
-declare -A pins=(
-  [claude]="@anthropic-ai/claude-code@2.1.328"
-  [codex]="@openai/codex@0.169.0"
-  [opencode]="opencode-ai@1.18.33"
-  [pi]="@mariozechner/pi-coding-agent@0.73.1"
-)
-
-# agent name → npm package@version: the oldest version hub supports
-# (adapters.Info.MinVersion), the oldest one the contract scenarios
-# (TestReal) passed on; scripts/test.sh runs them on it too. An agent whose
-# minimum is its pin has the same entry in both tables.
-declare -A mins=(
-  [claude]="@anthropic-ai/claude-code@2.1.200"
-  [codex]="@openai/codex@0.155.0"
-  [opencode]="opencode-ai@1.18.18"
-  [pi]="@mariozechner/pi-coding-agent@0.70.6"
-)
-
-# Tools the tests run that are not agents, installed with the pinned agents
-# into the same prefix (and only there, not with --min): name → npm
-# package@version; the name is also the binary it provides. Not read by the
-# Go test of the two tables above.
-#   acpx: a headless ACP client (nobody here wrote it) that drives `hub acp`
-#   (cmd/hub TestACPXReal). Its package asks for Node.js 22, and runs on 20.
-#   claude-agent-acp, codex-acp: Zed's ACP agents for Claude Code and Codex,
-#   run by `hub run --agent acp` (adapters/claude and adapters/codex
-#   TestRealACP; testdata/acp/README.md). No install scripts: npm's
-#   registry only. claude-agent-acp bundles its own Claude Code (the tests
-#   point it at the pinned one); codex-acp is a Node wrapper of a native
-#   binary (an optional dependency for the platform) with Codex built in.
-declare -A tools=(
-  [acpx]="acpx@0.19.1"
-  [claude-agent-acp]="@zed-industries/claude-agent-acp@0.23.1"
-  [codex-acp]="@zed-industries/codex-acp@0.16.0"
-)
-
-# How to check that a tool runs once installed, for a tool without
-# --version: tool name → its arguments, "" for none (the binary is only
-# checked to be executable). codex-acp has no --version and prints its
-# usage with --help (which the native binary answers); claude-agent-acp
-# has no flag that answers and exits (any run starts the ACP server).
+# How to check that a binary runs once installed, for one without
+# --version: name → its arguments, "" for none (the binary is only checked
+# to be executable). codex-acp has no --version and prints its usage with
+# --help (which the native binary answers); claude-agent-acp has no flag
+# that answers and exits (any run starts the ACP server).
 declare -A tool_check=(
   [claude-agent-acp]=""
   [codex-acp]="--help"
 )
 
-table=pins
+project="$root/tools/npm"
 prefix="$root/.tools/npm"
 case ${1:-} in
   --min)
-    table=mins
+    project="$root/tools/npm-min"
     prefix="$root/.tools/npm-min"
     shift
     ;;
   --list-min)
-    for agent in $(printf '%s\n' "${!mins[@]}" | sort); do
-      [[ ${mins[$agent]} == "${pins[$agent]}" ]] || echo "$agent"
-    done
-    exit 0
+    project="$root/tools/npm-min"
     ;;
   -*)
     echo "install-agents: unknown option $1 (known: --min, --list-min)" >&2
     exit 2
     ;;
 esac
-declare -n table_ref=$table
+lock="${project#"$root"/}/package-lock.json"
+
+command -v npm >/dev/null || { echo "install-agents: npm not found; install Node.js 20+ first" >&2; exit 1; }
+[[ -f $project/package-lock.json ]] || { echo "install-agents: no $lock" >&2; exit 1; }
+# The project's workspaces, one a line, in its package.json's order.
+mapfile -t all < <(node -e 'for (const w of require(process.argv[1]).workspaces) console.log(w)' "$project/package.json")
+if [[ ${1:-} == --list-min ]]; then
+  printf '%s\n' "${all[@]}"
+  exit 0
+fi
 
 want=("$@")
-if [[ ${#want[@]} -eq 0 ]]; then
-  if [[ $table == mins ]]; then
-    # A minimum equal to its pin is already installed by the plain run.
-    mapfile -t want < <(bash "$0" --list-min)
-  else
-    want=("${!pins[@]}" "${!tools[@]}")
+[[ ${#want[@]} -gt 0 ]] || want=("${all[@]}")
+for name in "${want[@]}"; do
+  if [[ " ${all[*]} " != *" $name "* ]]; then
+    echo "install-agents: $lock has no workspace $name (known: ${all[*]})" >&2
+    [[ $prefix == */npm-min ]] && echo "install-agents: a tool, or an agent whose minimum is its pin, is only in tools/npm: the plain run installs it into .tools/npm" >&2
+    exit 1
+  fi
+done
+
+# One install at a time into a prefix: a second run waits, then finds the
+# first one's stamp.
+mkdir -p "$prefix"
+if command -v flock >/dev/null; then
+  exec 9>"$prefix/.install-agents.lock"
+  flock -n 9 || { echo "install-agents: waiting for another install into $prefix" >&2; flock 9; }
+fi
+
+# What npm ci reads: any change to it makes the stamp stale.
+files=(package.json package-lock.json .npmrc)
+for w in "${all[@]}"; do
+  files+=("$w/package.json")
+done
+hash=$(cd "$project" && sha256sum "${files[@]}" | sha256sum)
+hash=${hash%% *}
+stamp="$prefix/node_modules/.install-agents"
+
+# The names installed before, from this lock or an earlier one.
+have=()
+[[ -f $stamp ]] && mapfile -t have < <(tail -n +2 "$stamp")
+if [[ -f $stamp && $(head -n 1 "$stamp") == "$hash" ]]; then
+  done=yes
+  for name in "${want[@]}"; do
+    if [[ " ${have[*]} " != *" $name "* || ! -x $prefix/node_modules/.bin/$name ]]; then
+      done=no
+    fi
+  done
+  if [[ $done == yes ]]; then
+    echo "install-agents: ${want[*]} already in $prefix from $lock"
+    exit 0
   fi
 fi
 
-command -v npm >/dev/null || { echo "install-agents: npm not found; install Node.js 20+ first" >&2; exit 1; }
-mkdir -p "$prefix"
+# Install the names asked for and those already there that the project
+# still has, in the project's order; all of them without --workspace.
+install=()
+for name in "${all[@]}"; do
+  if [[ " ${want[*]} ${have[*]} " == *" $name "* ]]; then
+    install+=("$name")
+  fi
+done
+workspaces=()
+if [[ ${#install[@]} -lt ${#all[@]} ]]; then
+  for name in "${install[@]}"; do
+    workspaces+=("--workspace=$name")
+  done
+fi
 
-for agent in "${want[@]}"; do
-  spec=${table_ref[$agent]:-}
-  if [[ -z $spec && $table == pins ]]; then
-    spec=${tools[$agent]:-}
-  fi
-  [[ -n $spec ]] || { echo "install-agents: no $table entry for agent '$agent' (known: ${!table_ref[*]})" >&2; exit 1; }
-  pkg=${spec%@*}
-  version=${spec##*@}
-  have=$(node -p "try{require('$prefix/node_modules/$pkg/package.json').version}catch(e){''}" 2>/dev/null || true)
-  if [[ $have == "$version" && -x "$prefix/node_modules/.bin/$agent" ]]; then
-    echo "install-agents: $agent $version already in $prefix"
-    continue
-  fi
-  # npm prints nothing but errors, and its spinner when stderr is a
-  # terminal: step says what is being installed and how long it took.
-  step install-agents "installing ${pkg##*/} $version (npm) into $prefix" \
-    npm install --prefix "$prefix" --no-package-lock --save-exact --no-audit --no-fund --loglevel=error --progress "$spec"
+rm -f "$stamp"
+for f in "${files[@]}"; do
+  mkdir -p "$(dirname "$prefix/$f")"
+  cp "$project/$f" "$prefix/$f"
+done
+# npm prints nothing but errors, and its spinner when stderr is a terminal:
+# step says what is being installed and how long it took. Install scripts
+# run as npm's configuration allows (Claude Code's and OpenCode's copy their
+# native binary into place).
+step install-agents "installing ${install[*]} from $lock (npm ci) into $prefix" \
+  npm ci --prefix "$prefix" "${workspaces[@]}" --no-audit --no-fund --loglevel=error --progress
+
+for name in "${install[@]}"; do
+  bin="$prefix/node_modules/.bin/$name"
   check=--version
-  if [[ -v tool_check[$agent] ]]; then
-    check=${tool_check[$agent]}
+  if [[ -v tool_check[$name] ]]; then
+    check=${tool_check[$name]}
   fi
   if [[ -z $check ]]; then
-    [[ -x "$prefix/node_modules/.bin/$agent" ]] || {
-      echo "install-agents: $agent installed but $prefix/node_modules/.bin/$agent is not executable" >&2; exit 1; }
+    [[ -x $bin ]] || { echo "install-agents: $name installed but $bin is not executable" >&2; exit 1; }
     continue
   fi
-  "$prefix/node_modules/.bin/$agent" $check </dev/null >/dev/null 2>&1 || {
-    echo "install-agents: $agent installed but '$agent $check' fails" >&2; exit 1; }
+  "$bin" $check </dev/null >/dev/null 2>&1 || {
+    echo "install-agents: $name installed but '$name $check' fails" >&2; exit 1; }
 done
+printf '%s\n' "$hash" "${install[@]}" >"$stamp"
 echo "install-agents: binaries in $prefix/node_modules/.bin"

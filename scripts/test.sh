@@ -3,8 +3,8 @@
 # modules, checks formatting and vet, then runs every test with -race, the
 # nested modules contrib/temporal's and contrib/kubernetes' too.
 # Real-CLI tests run against hub's own mock model server, offline. Then it
-# installs the oldest version hub claims for each agent (MinVersion, the
-# --min table of install-agents.sh) and runs the contract scenarios
+# installs the oldest version hub claims for each agent (MinVersion, pinned
+# in tools/npm-min: install-agents.sh --min) and runs the contract scenarios
 # (TestReal) and the golden transcripts (TestGolden, which hold the
 # minimum's where its output differs) against it, for every agent whose
 # minimum is not its pin.

@@ -16,8 +16,8 @@ import (
 )
 
 // claudeACP returns the edit that makes a request for Claude Code one for
-// hub's ACP client driving Zed's claude-agent-acp (pinned in
-// scripts/install-agents.sh's tools table): `hub run --agent acp
+// hub's ACP client driving Zed's claude-agent-acp (pinned in tools/npm,
+// installed by scripts/install-agents.sh): `hub run --agent acp
 // --acp-command claude-agent-acp`, with the same environment. The adapter
 // runs its own bundled Claude Code unless CLAUDE_CODE_EXECUTABLE names
 // another (testdata/acp/README.md): it names the pinned native claude, the

@@ -13,9 +13,10 @@ import (
 )
 
 // codexACP returns the edit that makes a request for Codex one for hub's
-// ACP client driving Zed's codex-acp (pinned in scripts/install-agents.sh's
-// tools table): `hub run --agent acp --acp-command codex-acp`, with the
-// same environment (CODEX_HOME's config.toml names the mock provider).
+// ACP client driving Zed's codex-acp (pinned in tools/npm, installed by
+// scripts/install-agents.sh): `hub run --agent acp --acp-command
+// codex-acp`, with the same environment (CODEX_HOME's config.toml names the
+// mock provider).
 // codex-acp has Codex built in and does not run the pinned codex CLI. Its
 // command is the npm wrapper, a Node process whose child is the native
 // binary: SIGTERM to the wrapper alone leaves the native one running

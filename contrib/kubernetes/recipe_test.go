@@ -31,6 +31,7 @@ const (
 	readmeFile    = "README.md"
 	repoRoot      = "../.."
 	installScript = repoRoot + "/scripts/install-agents.sh"
+	pinProject    = repoRoot + "/tools/npm" // what install-agents.sh installs from
 	hubContainer  = "hub"
 )
 
@@ -605,23 +606,78 @@ func dockerInstructions(t *testing.T) [][2]string {
 	return out
 }
 
-// scriptTable reads one `declare -A NAME=( [key]="value" … )` table of
-// scripts/install-agents.sh.
-func scriptTable(t *testing.T, script, name string) map[string]string {
+// npmPins reads the npm project scripts/install-agents.sh installs the
+// pins from (pinProject, its package-lock.json beside it): workspace
+// (an agent or a tool, named after its binary) → "package@version", from
+// the one dependency of each workspace's package.json. adapters/all
+// TestInstallPins checks the project, its lock and the adapters agree.
+func npmPins(t *testing.T) map[string]string {
 	t.Helper()
-	start := strings.Index(script, "declare -A "+name+"=(")
-	if start < 0 {
-		t.Fatalf("%s: no table %s", installScript, name)
+	var root struct {
+		Workspaces []string `json:"workspaces"`
 	}
-	body, _, _ := strings.Cut(script[start:], "\n)")
-	table := map[string]string{}
-	for _, m := range regexp.MustCompile(`\[([\w-]+)\]="([^"]*)"`).FindAllStringSubmatch(body, -1) {
-		table[m[1]] = m[2]
+	readJSONFile(t, pinProject+"/package.json", &root)
+	pins := map[string]string{}
+	for _, ws := range root.Workspaces {
+		var w struct {
+			Dependencies map[string]string `json:"dependencies"`
+		}
+		readJSONFile(t, pinProject+"/"+ws+"/package.json", &w)
+		for pkg, version := range w.Dependencies {
+			pins[ws] = pkg + "@" + version
+		}
 	}
-	if len(table) == 0 {
-		t.Fatalf("%s: table %s is empty", installScript, name)
+	if len(pins) == 0 {
+		t.Fatalf("%s: no workspace pins a package", pinProject)
 	}
-	return table
+	return pins
+}
+
+func readJSONFile(t *testing.T, file string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+// copiedTo maps each source of the Dockerfile's COPY instructions that
+// copy from the build context (not --from a stage) to where it lands in
+// the image, as Docker copies: a directory's contents go into the
+// destination (the directory itself is not copied); a file goes into the
+// destination directory under its base name when the destination ends in
+// / or there are several sources, else to the destination itself.
+func copiedTo(copies []string) map[string]string {
+	out := map[string]string{}
+	for _, c := range copies {
+		var fields []string
+		from := false
+		for _, f := range strings.Fields(c) {
+			if strings.HasPrefix(f, "--") {
+				from = from || strings.HasPrefix(f, "--from")
+				continue
+			}
+			fields = append(fields, f)
+		}
+		if from || len(fields) < 2 {
+			continue
+		}
+		dest, srcs := fields[len(fields)-1], fields[:len(fields)-1]
+		for _, src := range srcs {
+			src = path.Clean(src)
+			if st, err := os.Stat(filepath.Join(repoRoot, src)); err == nil && st.IsDir() {
+				out[src] = path.Clean(dest)
+			} else if strings.HasSuffix(dest, "/") || len(srcs) > 1 {
+				out[src] = path.Join(dest, path.Base(src))
+			} else {
+				out[src] = path.Clean(dest)
+			}
+		}
+	}
+	return out
 }
 
 func TestDockerfile(t *testing.T) {
@@ -630,10 +686,9 @@ func TestDockerfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := string(raw)
-	pins := scriptTable(t, script, "pins")
-	tools := scriptTable(t, script, "tools")
+	pins := npmPins(t)
 	pinOf := map[string]string{} // npm package → pinned version
-	for _, spec := range slices.Concat(slices.Collect(maps.Values(pins)), slices.Collect(maps.Values(tools))) {
+	for _, spec := range pins {
 		i := strings.LastIndex(spec, "@")
 		pinOf[spec[:i]] = spec[i+1:]
 	}
@@ -691,14 +746,15 @@ func TestDockerfile(t *testing.T) {
 	}
 
 	// The pinned CLIs, installed by scripts/install-agents.sh (so the
-	// versions are its pins), for the agents of ARG AGENTS.
+	// versions are the pins of tools/npm, and its lock's), for the agents
+	// of ARG AGENTS.
 	agents := strings.Fields(args["AGENTS"])
 	if len(agents) == 0 {
 		t.Fatalf("%s: ARG AGENTS has no default", dockerFile)
 	}
 	for _, a := range agents {
 		if _, ok := pins[a]; !ok {
-			t.Errorf("%s: AGENTS names %q, which %s does not pin", dockerFile, a, installScript)
+			t.Errorf("%s: AGENTS names %q, which %s does not pin", dockerFile, a, pinProject)
 		}
 	}
 	hubArgs := hubCommand(t, r)
@@ -710,11 +766,20 @@ func TestDockerfile(t *testing.T) {
 	}) {
 		t.Errorf("%s: no RUN bash …/scripts/install-agents.sh $AGENTS", dockerFile)
 	}
-	// What the script sources must be copied with it.
-	copied := strings.Join(copies, " ")
-	for _, f := range append([]string{"scripts/install-agents.sh"}, sourced(script)...) {
-		if !strings.Contains(copied, f) {
-			t.Errorf("%s: %s is not copied into the image (install-agents.sh needs it)", dockerFile, f)
+	// What the script reads must be copied with it, to where it looks: the
+	// files it sources, and the npm project it installs from (package.json,
+	// its workspaces and package-lock.json), under the directory above its
+	// own scripts/.
+	to := copiedTo(copies)
+	scriptTo, ok := to["scripts/install-agents.sh"]
+	if !ok {
+		t.Fatalf("%s: scripts/install-agents.sh is not copied into the image", dockerFile)
+	}
+	imageRoot := path.Dir(path.Dir(scriptTo))
+	project := strings.TrimPrefix(pinProject, repoRoot+"/")
+	for _, f := range append(sourced(script), project) {
+		if want := path.Join(imageRoot, f); to[f] != want {
+			t.Errorf("%s: %s is copied to %q, want %s (install-agents.sh at %s reads it)", dockerFile, f, to[f], want, scriptTo)
 		}
 	}
 	// An npm package@version written in the Dockerfile itself must be the pin.
@@ -722,9 +787,9 @@ func TestDockerfile(t *testing.T) {
 	for _, run := range runs {
 		for _, m := range spec.FindAllStringSubmatch(run, -1) {
 			if want, ok := pinOf[m[1]]; !ok {
-				t.Errorf("%s installs %s, which %s does not pin", dockerFile, m[0], installScript)
+				t.Errorf("%s installs %s, which %s does not pin", dockerFile, m[0], pinProject)
 			} else if m[2] != want {
-				t.Errorf("%s installs %s, %s pins %s", dockerFile, m[0], installScript, want)
+				t.Errorf("%s installs %s, %s pins %s", dockerFile, m[0], pinProject, want)
 			}
 		}
 	}
