@@ -57,10 +57,28 @@ var versionRe = regexp.MustCompile(`v?(\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?)`)
 // install or upgrade hint; not_installed/not_executable when the version
 // command fails (a broken install); timeout/idle (retryable) when it prints
 // no version within the timeout.
+//
+// A version it parsed is cached (see versioncache.go): while the binary,
+// the arguments and hub's own executable are unchanged, and for at most a
+// day, Detect takes the cached version instead of running the command
+// (unless ctx is from WithFreshProbe), and checks it against MinVersion
+// all the same; a cached version that is too old is probed again before
+// Detect refuses it.
 func (p VersionProbe) Detect(ctx context.Context, bin string) (Install, error) {
 	path, err := p.Find(bin)
 	if err != nil {
 		return Install{}, err
+	}
+	start := time.Now()
+	cache := cacheFor(path, p.args())
+	if !freshProbe(ctx) {
+		if cached := cache.load(start); cached != "" {
+			if have, err := version.NewVersion(cached); err == nil {
+				if inst, err := p.check(path, have); err == nil {
+					return inst, nil
+				}
+			}
+		}
 	}
 	out, err := p.run(ctx, path)
 	if err != nil {
@@ -78,6 +96,13 @@ func (p VersionProbe) Detect(ctx context.Context, bin string) (Install, error) {
 		return Install{Path: path}, events.NewError(events.BinUnsupportedVersion, events.ReasonUnparseable,
 			p.upgradeHint(), "%s: version %q: %v", path, m[1], err)
 	}
+	cache.store(path, p.args(), have.Original(), start)
+	return p.check(path, have)
+}
+
+// check is the Install of the binary at path whose version is have, or
+// unsupported_version/too_old when have is below p.Info.MinVersion.
+func (p VersionProbe) check(path string, have *version.Version) (Install, error) {
 	inst := Install{Path: path, Version: have.Original()}
 	if p.Info.MinVersion != "" {
 		min := version.Must(version.NewVersion(p.Info.MinVersion))

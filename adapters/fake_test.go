@@ -391,7 +391,16 @@ func TestMain(m *testing.M) {
 		play(args)
 		os.Exit(0)
 	}
+	// The version cache (and CacheFile's copies) in a directory of the
+	// test binary's own, not the user's: its tests set their own.
+	cache, err := os.MkdirTemp("", "hub-adapters-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
 	code := m.Run()
+	os.RemoveAll(cache)
 	// Only a full run can tell that a scenario is unused.
 	if f := flag.Lookup("test.run"); code == 0 && (f == nil || f.Value.String() == "") {
 		for name := range scenarios {

@@ -38,6 +38,12 @@ type agentStatus struct {
 // (bin "" for the agent's default name in PATH), which blocks until the
 // version command has exited or been killed with its processes (ctx's
 // deadline, or the agent's own probe timeout). hub doctor builds on it.
+//
+// hub agents takes a version from the version cache as hub run does (ctx
+// is not adapters.WithFreshProbe): it lists what hub run would find, the
+// same path and version, and costs nothing when the cache holds them (four
+// probes take seconds). Whether the agent still starts is hub doctor's
+// question; doctor's ctx asks for a fresh probe.
 func detectAgent(ctx context.Context, ad adapters.Adapter, bin string) agentStatus {
 	info := ad.Info()
 	row := agentStatus{Name: ad.Name(), MinVersion: info.MinVersion, TestedVersion: info.TestedVersion, Status: "ok", Hint: info.InstallHint, Permissions: grants(info)}

@@ -217,6 +217,11 @@ func (o doctorOptions) diagnoseAgent(ctx context.Context, name string) doctorAge
 		a.Checked, a.Because = true, "config"
 	}
 	pctx, cancel := context.WithTimeout(ctx, o.VersionTimeout)
+	// A fresh probe, not the version cache hub run uses: doctor says
+	// whether the agent starts (StartSeconds, a hang, a broken install
+	// whose file did not change), which only running it tells. The version
+	// it finds refreshes the cache.
+	pctx = adapters.WithFreshProbe(pctx)
 	start := time.Now()
 	a.agentStatus = detectAgent(pctx, ad, a.Bin)
 	a.StartSeconds = time.Since(start).Seconds()

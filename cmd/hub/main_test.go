@@ -36,7 +36,18 @@ func TestMain(m *testing.M) {
 	// No user's config.toml changes what the tests run (and their hub
 	// processes): /dev/null is an empty file. Config tests set their own.
 	os.Setenv("HUB_CONFIG", os.DevNull)
-	os.Exit(m.Run())
+	// Nor is the user's cache directory used: hub's version cache (and
+	// CacheFile's copies) go to one of the test binary's own, which its
+	// hub processes inherit.
+	cache, err := os.MkdirTemp("", "hub-cmd-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
 }
 
 // runMain is main's code: the tests' hub process is hub as users run it.
