@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -542,5 +544,123 @@ func (h *hubProc) wantExitOK(t *testing.T) {
 	}
 	if err := adaptertest.ValidateStream([]byte(h.stdout.String())); err != nil {
 		t.Errorf("stream: %v", err)
+	}
+}
+
+// TestSecondSignalKeepsRunFinished: a second signal kills the agent, and
+// hub still writes run.finished before it exits, when the consumer is slow
+// to take it. Here the consumer reads nothing until forceWait/2 after the
+// second signal (the agent's output filled the pipe before), then reads
+// everything. Before, hub exited 2 s after the second signal whatever the
+// run was doing: exit 130 with no run.finished (seen with both cores busy
+// in TestSignalsWhileExiting).
+func TestSecondSignalKeepsRunFinished(t *testing.T) {
+	t.Parallel()
+	// 4,000 text events of 200 bytes: more than the stdout pipe holds.
+	bin := fakeAgent(t, `echo '{"type":"step_start","sessionID":"ses_slow","part":{}}'
+i=0; while [ $i -lt 4000 ]; do echo '{"type":"text","sessionID":"ses_slow","part":{"type":"text","text":"`+strings.Repeat("x", 200)+`"}}'; i=$((i+1)); done
+sleep 300 & wait`)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--grace", "1m", "x")
+	cmd.Env = append(os.Environ(), "HUB_TEST_AS_HUB=1", "GORACE=atexit_sleep_ms=0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			_ = cmd.Process.Kill()
+		}
+	})
+	// The first line, then nothing until the pipe is full: hub blocks
+	// writing its events.
+	r := bufio.NewReader(stdout)
+	first, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("hub's first line: %v (stderr: %s)", err, &stderr)
+	}
+	waitBlocked(t, cmd.Process.Pid)
+	// Two signals, each taken by hub before the next is sent (two pending
+	// SIGINTs are one).
+	for range 2 {
+		_ = cmd.Process.Signal(os.Interrupt)
+		waitTaken(t, cmd.Process.Pid, syscall.SIGINT)
+	}
+	time.Sleep(forceWait / 2)
+	rest, _ := io.ReadAll(r)
+	_ = cmd.Wait()
+	close(done)
+	if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); ws.Signaled() || ws.ExitStatus() != 130 {
+		t.Errorf("hub ended %v, want exit 130\nstderr: %s", cmd.ProcessState, &stderr)
+	}
+	out := first + string(rest)
+	if err := adaptertest.ValidateStream([]byte(out)); err != nil {
+		t.Fatalf("stream: %v\nstderr: %s", err, &stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, `"bin":"cancelled","reason":"caller"`) {
+		t.Errorf("run.finished = %.300s, want cancelled/caller", last)
+	}
+}
+
+// waitBlocked waits until process pid has written as much as its stdout
+// pipe holds and waits in a write (its threads all asleep, one in a pipe
+// write): /proc/<pid>/task/*/wchan names pipe_write.
+func waitBlocked(t *testing.T, pid int) {
+	t.Helper()
+	for {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		for _, f := range tasks {
+			if b, _ := os.ReadFile(f); strings.Contains(string(b), "pipe_write") {
+				return
+			}
+		}
+		if len(tasks) == 0 {
+			t.Fatalf("hub (pid %d) is gone", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitTaken waits until signal sig is pending neither for process pid nor
+// for any of its threads (/proc/<pid>/status ShdPnd, task/*/status SigPnd):
+// the process's handler has taken it.
+func waitTaken(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	bit := uint64(1) << (sig - 1)
+	pending := func(file, field string) bool {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				return err == nil && mask&bit != 0
+			}
+		}
+		return false
+	}
+	for {
+		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+		busy := pending(fmt.Sprintf("/proc/%d/status", pid), "ShdPnd")
+		for _, f := range files {
+			busy = busy || pending(f, "SigPnd")
+		}
+		if !busy {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

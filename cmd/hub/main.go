@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/hubcli/hub/adapters"
 )
 
 func main() {
@@ -29,17 +31,32 @@ func hubMain(sigs <-chan os.Signal, args []string, stdin io.Reader, stdout, stde
 	// kill is closed by a second SIGINT/SIGTERM: the run SIGKILLs the
 	// agent's process group and descendants at once (adapters.WithKill).
 	kill := make(chan struct{})
+	ended := make(chan struct{}) // run has returned: main exits with its status
 	ctx, stop := signalContext(sigs, func() {
 		close(kill)
-		// Give the run a moment to reap the agent and write run.finished;
-		// hub may also be stuck writing to an output nobody reads.
-		time.Sleep(2 * time.Second)
-		fmt.Fprintln(os.Stderr, "hub: second signal: agent killed, exiting")
-		os.Exit(130)
+		// The run reaps the agent and writes run.finished, and main exits
+		// with its status. Only a run that cannot end is cut short: one
+		// stuck writing to an output nobody reads, whose stall guard gives
+		// up only --grace after the first signal. A fixed 2 s here, as
+		// before, lost run.finished of a run that was merely slow (seen
+		// with both cores busy: exit 130 with no run.finished).
+		select {
+		case <-ended:
+		case <-time.After(forceWait):
+			fmt.Fprintln(os.Stderr, "hub: second signal: agent killed; its run did not end in "+forceWait.String()+", exiting")
+			os.Exit(130)
+		}
 	})
 	defer stop()
+	defer close(ended)
 	return run(ctx, kill, args, stdin, stdout, stderr)
 }
+
+// forceWait is how long after a second signal hub waits for the run to end
+// before it exits without it: the agent's tree SIGKILLed and reaped
+// (adapters.StopWait), then a last write to a consumer that does not read
+// (stallMargin and stallLast, as the stall guard allows after a stop).
+const forceWait = adapters.StopWait + stallMargin + stallLast
 
 // catchSignals makes SIGINT, SIGTERM, SIGHUP and SIGQUIT arrive on the
 // returned channel instead of ending hub, for as long as hub runs: they are
