@@ -7,6 +7,7 @@
 # should the server be missing), and stops the server on every way out.
 #
 #   bash scripts/temporal-test.sh [go test flags…]    e.g. -run EndToEnd -v
+#   bash scripts/temporal-test.sh --build-only        only build (or find) the CLI
 #
 # Environment:
 #   HUB_TEMPORAL_CLI   the temporal binary (default: the cache below); built
@@ -84,6 +85,11 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+build_only=
+if [[ ${1:-} == --build-only ]]; then
+  build_only=1
+  shift
+fi
 # The CLI: reused when present, else built into a temporary directory
 # beside it and renamed into place, so that an interrupted build leaves no
 # half binary.
@@ -107,6 +113,11 @@ if [[ $got != *"version $version "* ]] &&
   ! go version -m "$cli" 2>/dev/null | awk -v v="v$version" '$1 == "mod" && $2 == "github.com/temporalio/cli" && $3 == v { found = 1 } END { exit !found }'; then
   echo "temporal-test: $cli says '$got' and is no build of github.com/temporalio/cli v$version (remove it to build $version there)" >&2
   exit 1
+fi
+
+if [[ -n $build_only ]]; then
+  echo "temporal-test: $cli is the Temporal CLI $version" >&2
+  exit 0
 fi
 
 # A port below the ephemeral range (where connections' own ports come

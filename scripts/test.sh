@@ -1,21 +1,80 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: installs the pinned agent CLIs and Go
-# modules, checks formatting and vet, then runs every test with -race, the
-# nested modules contrib/temporal's and contrib/kubernetes' too.
-# Real-CLI tests run against hub's own mock model server, offline. Then it
-# installs the oldest version hub claims for each agent (MinVersion, pinned
-# in tools/npm-min: install-agents.sh --min) and runs the contract scenarios
-# (TestReal) and the golden transcripts (TestGolden, which hold the
-# minimum's where its output differs) against it, for every agent whose
-# minimum is not its pin.
+# The whole test suite, as CI runs it: installs the pinned agent CLIs (and
+# the oldest versions hub claims, tools/npm-min), the Go modules and the
+# Temporal CLI, checks formatting and vet, then runs every test with -race,
+# real-CLI tests included, against hub's own mock model server, offline.
+#
+# Three jobs run at once once everything is installed, since most of their
+# time is spent waiting on agent CLIs, timeouts and processes, not on the
+# CPU:
+#   main      go test -race ./... (its output is shown as it comes)
+#   min       the contract scenarios (TestReal) and golden transcripts
+#             (TestGolden) on each agent's minimum version (MinVersion),
+#             for every agent whose minimum is not its pin
+#   contrib   the nested modules: contrib/kubernetes, and contrib/temporal
+#             against a real Temporal dev server (scripts/temporal-test.sh)
+# The other two jobs' output is printed when each ends; the script fails
+# if any job fails, and says which.
 #
 #   bash scripts/test.sh
+#
+# For day-to-day work, `go test -short ./...` is the fast tier: no CLI
+# install, no Temporal server, a minute or so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/step.sh
 
+logs=$(mktemp -d "${TMPDIR:-/tmp}/hub-test.XXXXXX")
+declare -A jobs=()
+cleanup() {
+  local status=$? pid
+  for pid in "${jobs[@]}"; do
+    kill -TERM -- "-$pid" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
+  rm -rf "$logs"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# start NAME COMMAND… runs COMMAND in the background, in a process group
+# of its own (so that cleanup can stop all of it), its output in a log.
+start() {
+  local name=$1
+  shift
+  set -m
+  "$@" >"$logs/$name.log" 2>&1 &
+  set +m
+  jobs[$name]=$!
+}
+
+# finish NAME waits for job NAME, prints its log and reports whether it
+# passed.
+finish() {
+  local name=$1 status=0
+  wait "${jobs[$name]}" || status=$?
+  unset "jobs[$name]"
+  echo "test: ---- job $name (exit $status) ----"
+  cat "$logs/$name.log"
+  return "$status"
+}
+
+# The Temporal CLI is built from the Go module proxy once (minutes of CPU
+# on a cold machine, then cached): beside the npm installs, which wait on
+# the network.
+start temporal-cli bash scripts/temporal-test.sh --build-only
+
 bash scripts/install-agents.sh
+mapfile -t older < <(bash scripts/install-agents.sh --list-min)
+if [[ ${#older[@]} -gt 0 ]]; then
+  bash scripts/install-agents.sh --min "${older[@]}"
+fi
 step test "downloading Go modules" go mod download
+for mod in contrib/temporal contrib/kubernetes; do
+  step test "downloading Go modules ($mod)" bash -c "cd $mod && go mod download"
+done
 
 # Debian packages the tests drive for real: tmux (hub in a real terminal,
 # a tmux pane), zsh and fish (hub completion's scripts, sourced and used).
@@ -37,43 +96,55 @@ if [[ -n $unformatted ]]; then
   exit 1
 fi
 step test "go vet (compiles every package)" go vet ./...
+for mod in contrib/temporal contrib/kubernetes; do
+  step test "go vet ($mod)" bash -c "cd $mod && go vet ./..."
+done
 # The decoders' string scan has an AVX2 path on amd64 and a portable one;
 # the tests compare both in one build, and this builds the portable one
 # alone, as on other architectures.
 step test "go vet and the normalize tests with -tags purego (no assembly)" \
   bash -c 'go vet -tags purego ./normalize/... && GOARCH=arm64 go vet ./normalize/... && go test -count=1 -tags purego ./normalize/...'
 
+if ! finish temporal-cli; then
+  echo "test: building the Temporal CLI failed" >&2
+  exit 1
+fi
+
 # Real-CLI tests must not skip here: the binaries were just installed.
 export HUB_REQUIRE_REAL_CLIS=1
-go test -race -count=1 -timeout 30m ./...
 
-# contrib/temporal and contrib/kubernetes are Go modules of their own
-# (hub's module gains no dependency from them), so ./... above neither
-# vets nor tests them; gofmt's check above covers them (git ls-files lists
-# their files).
-for mod in contrib/temporal contrib/kubernetes; do
-  (
-    cd "$mod"
-    step test "downloading Go modules ($mod)" go mod download
-    step test "go vet ($mod)" go vet ./...
-    if [[ $mod == contrib/temporal ]]; then
-      bash ../../scripts/temporal-test.sh # against a real Temporal server
-    else
-      go test -race -count=1 -timeout 10m ./...
-    fi
-  )
-done
-
-# The minimum versions: one go test over the agents' packages, so that they
-# run in parallel, each with HUB_<NAME>_BIN pointing at its minimum.
-mapfile -t older < <(bash scripts/install-agents.sh --list-min)
-if [[ ${#older[@]} -gt 0 ]]; then
-  bash scripts/install-agents.sh --min "${older[@]}"
-  pkgs=()
-  for agent in "${older[@]}"; do
+# min: one go test over the agents' packages, so that they run in
+# parallel, each with HUB_<NAME>_BIN pointing at its minimum.
+min_tests() {
+  local agent pkgs=()
+  for agent in "$@"; do
     export "HUB_${agent^^}_BIN=$PWD/.tools/npm-min/node_modules/.bin/$agent"
     pkgs+=("./adapters/$agent")
   done
-  echo "test: minimum versions of ${older[*]}"
+  echo "test: minimum versions of $*"
   go test -race -count=1 -timeout 30m -run '^(TestReal|TestGolden)$' "${pkgs[@]}"
+}
+# contrib: modules of their own (hub's module gains no dependency from
+# them), so ./... neither vets nor tests them; gofmt's check above covers
+# them (git ls-files lists their files).
+contrib_tests() {
+  (cd contrib/kubernetes && go test -race -count=1 -timeout 10m ./...)
+  bash scripts/temporal-test.sh # against a real Temporal server
+}
+if [[ ${#older[@]} -gt 0 ]]; then
+  start min min_tests "${older[@]}"
 fi
+start contrib contrib_tests
+
+failed=()
+echo "test: go test -race ./... (the minimum versions and contrib/ run beside it; their output follows)"
+go test -race -count=1 -timeout 30m ./... || failed+=(main)
+for name in min contrib; do
+  [[ -v jobs[$name] ]] || continue
+  finish "$name" || failed+=("$name")
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "test: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test: all passed"
