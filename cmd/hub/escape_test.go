@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,14 @@ import (
 )
 
 // escGrace is the --grace of the escape runs unless a case needs another.
+// escSlots bounds how many fakes of this harness run at once: as many as
+// the CPUs, as before cmd/hub's tests ran 4 per CPU (TestMain). The fakes
+// fight hub for the CPU on purpose (a hydra re-forking thousands of times a
+// second, floods of 1 MiB writes), and each asserts hub's bounds: more of
+// them at once only measures each other (seen: the hydra outliving the
+// run with 8 at once beside a second suite, load 25).
+var escSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
+
 const escGrace = time.Second
 
 // envClear runs a command with an empty environment but for PATH: no
@@ -72,6 +81,10 @@ type escape struct {
 //	@DIR@, @LOG@, @STOP@, @ENVCLEAR@, @QUIET@
 func newEscape(t *testing.T) *escape {
 	t.Helper()
+	// Registered first, so released last: after the cleanup that ends
+	// what the fake left.
+	escSlots <- struct{}{}
+	t.Cleanup(func() { <-escSlots })
 	dir := t.TempDir()
 	e := &escape{t: t, dir: dir, pids: filepath.Join(dir, "pids"), execs: filepath.Join(dir, "execs"), stop: filepath.Join(dir, "stop")}
 	e.repl = strings.NewReplacer(
