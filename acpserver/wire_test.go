@@ -102,13 +102,19 @@ func (r *raw) send(t *testing.T, line string) map[string]any {
 	return r.next(t)
 }
 
+// answerWait bounds the wait for an answer: a hang detector, not a speed
+// check. A 10 MiB message decoded under the race detector took over 60 s
+// with both cores busy (TestACPPromptAtLimit, load ~20); the test's own
+// -timeout still bounds the whole.
+const answerWait = 5 * time.Minute
+
 func (r *raw) next(t *testing.T) map[string]any {
 	t.Helper()
 	select {
 	case m := <-r.answers:
 		return m
-	case <-time.After(60 * time.Second):
-		t.Fatal("no answer")
+	case <-time.After(answerWait):
+		t.Fatalf("no answer within %s", answerWait)
 		return nil
 	}
 }
