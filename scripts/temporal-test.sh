@@ -168,9 +168,15 @@ echo "temporal-test: Temporal server $version on 127.0.0.1:$port (pid $server_pi
 
 export HUB_TEMPORAL_ADDRESS=127.0.0.1:$port HUB_TEMPORAL_NAMESPACE=$ns HUB_REQUIRE_TEMPORAL=1
 cd contrib/temporal
-if ! go test -race -count=1 -timeout 15m ./... "$@"; then
+# -v into a file: the log then names every test that ran and passed (the
+# end-to-end ones among them: proof they did not skip), and holds all of
+# go test's output should one fail.
+out=$work/go-test.log
+if ! go test -race -count=1 -timeout 15m -v ./... "$@" >"$out" 2>&1; then
   keep_work=1
+  cat "$out"
   echo "temporal-test: the end of the server's log:" >&2
   tail -n 20 "$log" >&2
   exit 1
 fi
+grep -E '^(--- |ok|PASS)' "$out"
