@@ -166,7 +166,14 @@ func (c versionCache) load(now time.Time) string {
 	if c.key == nil {
 		return ""
 	}
-	f, err := os.Open(c.file)
+	if !privateDir(filepath.Dir(c.file)) {
+		return ""
+	}
+	// O_NONBLOCK: a FIFO put where the entry should be would block a plain
+	// open until someone writes to it, holding hub before any limit runs
+	// (found by the breaker: --timeout ignored, one signal not enough);
+	// O_NOFOLLOW: an entry is a file hub wrote, never a link.
+	f, err := os.OpenFile(c.file, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return ""
 	}
@@ -194,6 +201,18 @@ func (c versionCache) load(now time.Time) string {
 	return e.Version
 }
 
+// privateDir reports whether dir is a directory of this user's that no one
+// else may write to: only then are its entries believed (another user
+// could otherwise replace one, or put a FIFO in its place).
+func privateDir(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Geteuid()
+}
+
 // store caches version for c's key, if it still holds for path (the binary
 // did not change while it was probed), and removes expired entries. It
 // reports nothing: a cache that cannot be written costs the next run a
@@ -210,7 +229,7 @@ func (c versionCache) store(path string, args []string, version string, probedAt
 		return
 	}
 	dir := filepath.Dir(c.file)
-	if os.MkdirAll(dir, 0o700) != nil {
+	if os.MkdirAll(dir, 0o700) != nil || !privateDir(dir) {
 		return
 	}
 	f, err := os.CreateTemp(dir, "."+versionCachePrefix+"*")

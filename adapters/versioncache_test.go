@@ -465,6 +465,15 @@ func TestVersionCacheBadEntry(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, false},
+		{"a link to a valid entry", func(t *testing.T, path string) {
+			moved := path + ".real"
+			if err := os.Rename(path, moved); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(moved, path); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
 		{"another user's", func(t *testing.T, path string) {
 			if os.Geteuid() != 0 {
 				t.Skip("needs root to give the entry to another user")
@@ -584,5 +593,58 @@ func TestVersionCachePrune(t *testing.T) {
 	}
 	if m := entries(t, dir); len(m) != 3 {
 		t.Errorf("entries %q, want the two kept and the agent's", m)
+	}
+}
+
+// TestVersionCacheFIFO: a FIFO where the entry should be (anyone who can
+// write to the cache directory can put one there) is not opened for a
+// read that waits for a writer: Detect probes, within the probe's own
+// bound. Before, the open blocked, ahead of every limit of the run (found
+// by the breaker: hub run --timeout 3s still there after a minute).
+func TestVersionCacheFIFO(t *testing.T) {
+	dir := cacheHome(t)
+	a := newCountingAgent(t, "1.2.3")
+	if _, err := a.detect(t.Context(), a.bin, ""); err != nil {
+		t.Fatal(err)
+	}
+	path := entries(t, dir)[0]
+	os.Remove(path)
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.detect(t.Context(), a.bin, "")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil || a.probes() != 2 {
+			t.Errorf("Detect with a FIFO as the entry = %v, probes %d; want a probe (2)", err, a.probes())
+		}
+	case <-time.After(adapters.DefaultProbeTimeout):
+		// Unblock the open, so that the test ends.
+		if w, err := os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		t.Fatalf("Detect still blocked on the FIFO after %s", adapters.DefaultProbeTimeout)
+	}
+}
+
+// TestVersionCacheSharedDir: a cache directory that others may write to
+// (or another user's) is neither believed nor written: every Detect probes.
+func TestVersionCacheSharedDir(t *testing.T) {
+	dir := cacheHome(t)
+	a := newCountingAgent(t, "1.2.3")
+	if _, err := a.detect(t.Context(), a.bin, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := a.detect(t.Context(), a.bin, ""); err != nil || a.probes() != 2+i {
+			t.Fatalf("Detect %d in a world-writable cache = %v, probes %d; want %d", i+2, err, a.probes(), 2+i)
+		}
 	}
 }
