@@ -38,11 +38,13 @@ import (
 
 // escGrace is the --grace of the escape runs unless a case needs another.
 // escSlots bounds how many fakes of this harness run at once: as many as
-// the CPUs, as before cmd/hub's tests ran 4 per CPU (TestMain). The fakes
+// the CPUs, whatever -test.parallel says. The fakes
 // fight hub for the CPU on purpose (a hydra re-forking thousands of times a
 // second, floods of 1 MiB writes), and each asserts hub's bounds: more of
 // them at once only measures each other (seen: the hydra outliving the
-// run with 8 at once beside a second suite, load 25).
+// run with 8 at once beside a second suite, load 25; and once in a fresh
+// clone's CI, whatever this bound, while cmd/hub's other tests ran 8 at
+// once: -test.parallel is back at its default).
 var escSlots = make(chan struct{}, runtime.GOMAXPROCS(0))
 
 const escGrace = time.Second

@@ -5,13 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,15 +47,6 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Setenv("XDG_CACHE_HOME", cache)
-	// These tests wait on hub processes, pipes and timers far more than on
-	// the CPU: unless -test.parallel is given, 4 run at once per CPU, not 1
-	// (on 2 cores, `go test -short ./cmd/hub` 136 s → 97 s).
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
-	}
 	code := m.Run()
 	os.RemoveAll(cache)
 	os.Exit(code)
