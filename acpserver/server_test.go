@@ -23,6 +23,7 @@ import (
 	_ "github.com/hubcli/hub/adapters/all"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // init plays the fake agent when the test binary is started as one (the
@@ -206,7 +207,7 @@ func (c *conn) prompt(t *testing.T, s acp.SessionId, text string) (acp.PromptRes
 // environment marker Leftovers looks for.
 func template(t *testing.T, agent, bin string) (adapters.Request, string) {
 	marker := "HUB_ACPSERVER_TEST=" + t.TempDir()
-	return adapters.Request{Agent: agent, Bin: bin, Permission: adapters.PermissionFull,
+	return adapters.Request{Agent: agent, Bin: bin, Permission: grant.Full,
 		Env: []string{marker}, Limits: budget.Limits{Grace: 500 * time.Millisecond}}, marker
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/internal/framer"
 	"github.com/hubcli/hub/normalize"
 	"github.com/hubcli/hub/sandbox"
@@ -72,7 +73,7 @@ type Info struct {
 	// (Request.Permission): the agent × level table of SPEC §6.1 and
 	// README. A level missing here is refused. The map and its slices are
 	// shared: do not modify them.
-	Grants map[Permission]Grant
+	Grants map[grant.Level]grant.Rule
 	// LoginHint is the command that logs the CLI in to its provider
 	// ("claude setup-token"): the hint of a run with AuthLogin that failed
 	// to authenticate.
@@ -163,15 +164,15 @@ type Request struct {
 	// NoFailFast keeps the agent retrying errors that retrying cannot fix
 	// (HTTP 401/403); by default hub stops it at the first such retry.
 	NoFailFast bool
-	// Permission is what the agent may do; "" means PermissionReadOnly.
+	// Permission is what the agent may do; "" means grant.ReadOnly.
 	// Each adapter maps it onto the CLI's own mechanism (Info.Grants), Run
 	// refuses a level the agent cannot be held to before anything starts,
 	// and watches every tool call against it (see Guard).
-	Permission Permission
+	Permission grant.Level
 	// Auth says whether the agent keeps hub's API keys (AuthInherit, the
 	// default for "") or uses its saved login (AuthLogin: BilledKeys are
 	// removed from its environment, and Env may not set one).
-	Auth Auth
+	Auth grant.Auth
 	// Schema, when not nil, is the JSON Schema the run's answer must match
 	// (SPEC §6.2): each adapter passes it to the CLI's own structured
 	// output where there is one (Claude Code, Codex) and into the prompt

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // Conversation is a Decoder's other half for an agent that hub talks with
@@ -49,7 +50,7 @@ type Conversation interface {
 // (allow exactly what the watch lets through); it is safe for concurrent
 // use. An agent without a grant for the level refuses everything.
 func ToolCheck(req Request, info Info) func(st events.ToolStarted) *events.Error {
-	g, err := grantFor(info, req.Permission.OrDefault())
+	g, err := grant.For(info.Name, info.Grants, req.Permission.OrDefault())
 	if err != nil {
 		return func(events.ToolStarted) *events.Error { return err }
 	}
@@ -57,7 +58,7 @@ func ToolCheck(req Request, info Info) func(st events.ToolStarted) *events.Error
 	if cwd == "" {
 		cwd = "."
 	}
-	w := newPermissionGuard(req.Agent, g, cwd)
+	w := grant.NewWatch(req.Agent, g, cwd)
 	return func(st events.ToolStarted) *events.Error { return w.Check(st) }
 }
 
@@ -70,13 +71,13 @@ func Within(dir, path string) bool {
 	if err != nil {
 		return false
 	}
-	root, ok := realPath(abs)
+	root, ok := grant.RealPath(abs)
 	if !ok {
 		return false
 	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)
 	}
-	real, ok := realPath(path)
-	return ok && within(root, real)
+	real, ok := grant.RealPath(path)
+	return ok && grant.Within(root, real)
 }

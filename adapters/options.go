@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // Option sets one of the runner's own knobs for Run, Events or Replay: how
@@ -84,7 +85,7 @@ func WithGuard(g Guard) Option { return func(o *options) { o.guards = append(o.g
 // its bin, any other error is permission_denied/confirmation_required). It
 // is called once per run, after the grant is known and before the agent's
 // version is probed; ctx is the run's.
-type Confirm func(ctx context.Context, req Request, g Grant) error
+type Confirm func(ctx context.Context, req Request, g grant.Rule) error
 
 // WithConfirm has every run approved by c before anything starts.
 func WithConfirm(c Confirm) Option { return func(o *options) { o.confirm = c } }

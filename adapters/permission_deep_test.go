@@ -9,6 +9,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // TestPermissionWatchDeepPath: a write call whose path has 60,000
@@ -23,7 +24,7 @@ func TestPermissionWatchDeepPath(t *testing.T) {
 	part := toolPart("write", fmt.Sprintf(`{"filePath":%q,"content":"x"}`, path))
 	lim := budget.Limits{Timeout: 3 * time.Second, Grace: 500 * time.Millisecond}
 	res := runFake(t, t.Context(), "tool", func(r *adapters.Request) {
-		r.Permission, r.Cwd, r.Limits = adapters.PermissionWorkspaceWrite, t.TempDir(), lim
+		r.Permission, r.Cwd, r.Limits = grant.WorkspaceWrite, t.TempDir(), lim
 		r.Env = []string{"HUB_FAKE_TOOL=" + part, "HUB_FAKE_HOLD=20s"}
 	})
 	if max := lim.Timeout + lim.Grace + adapters.StopWait + 2*time.Second; res.took > max {

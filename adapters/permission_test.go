@@ -13,6 +13,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // toolPart is an OpenCode tool part (what the fake scenario "tool" calls)
@@ -37,27 +38,27 @@ func TestPermissionWatch(t *testing.T) {
 	write := func(path string) string { return toolPart("write", fmt.Sprintf(`{"filePath":%q,"content":"x"}`, path)) }
 	tests := []struct {
 		name  string
-		level adapters.Permission
+		level grant.Level
 		part  string
 		stop  bool // hub stops the run at the call (effect_not_granted)
 	}{
-		{"none/read", adapters.PermissionNone, toolPart("read", `{"filePath":"a.txt"}`), true},
-		{"read-only/read", adapters.PermissionReadOnly, toolPart("read", `{"filePath":"/etc/hostname"}`), false},
-		{"read-only/grep", adapters.PermissionReadOnly, toolPart("grep", `{"pattern":"x"}`), false},
-		{"read-only/webfetch", adapters.PermissionReadOnly, toolPart("webfetch", `{"url":"http://127.0.0.1/"}`), false},
-		{"read-only/write", adapters.PermissionReadOnly, write("a.txt"), true},
-		{"read-only/bash", adapters.PermissionReadOnly, toolPart("bash", `{"command":"ls"}`), true},
-		{"read-only/task", adapters.PermissionReadOnly, toolPart("task", `{"prompt":"x"}`), true},
+		{"none/read", grant.None, toolPart("read", `{"filePath":"a.txt"}`), true},
+		{"read-only/read", grant.ReadOnly, toolPart("read", `{"filePath":"/etc/hostname"}`), false},
+		{"read-only/grep", grant.ReadOnly, toolPart("grep", `{"pattern":"x"}`), false},
+		{"read-only/webfetch", grant.ReadOnly, toolPart("webfetch", `{"url":"http://127.0.0.1/"}`), false},
+		{"read-only/write", grant.ReadOnly, write("a.txt"), true},
+		{"read-only/bash", grant.ReadOnly, toolPart("bash", `{"command":"ls"}`), true},
+		{"read-only/task", grant.ReadOnly, toolPart("task", `{"prompt":"x"}`), true},
 		{"default is read-only", "", write("a.txt"), true},
-		{"workspace-write/relative", adapters.PermissionWorkspaceWrite, write("sub/a.txt"), false},
-		{"workspace-write/absolute inside", adapters.PermissionWorkspaceWrite, write(filepath.Join(cwd, "new", "deep", "a.txt")), false},
-		{"workspace-write/edit inside", adapters.PermissionWorkspaceWrite, toolPart("edit", fmt.Sprintf(`{"filePath":%q}`, filepath.Join(cwd, "sub", "..", "b.txt"))), false},
-		{"workspace-write/absolute outside", adapters.PermissionWorkspaceWrite, write(filepath.Join(outside, "a.txt")), true},
-		{"workspace-write/dot-dot", adapters.PermissionWorkspaceWrite, write("sub/../../escape.txt"), true},
-		{"workspace-write/bash", adapters.PermissionWorkspaceWrite, toolPart("bash", `{"command":"echo x > a.txt"}`), true},
-		{"workspace-write/mcp", adapters.PermissionWorkspaceWrite, toolPart("github_create_issue", `{}`), false}, // OpenCode names MCP tools like any other: kind other
-		{"full/bash", adapters.PermissionFull, toolPart("bash", `{"command":"rm -rf /nonexistent"}`), false},
-		{"full/outside", adapters.PermissionFull, write(filepath.Join(outside, "a.txt")), false},
+		{"workspace-write/relative", grant.WorkspaceWrite, write("sub/a.txt"), false},
+		{"workspace-write/absolute inside", grant.WorkspaceWrite, write(filepath.Join(cwd, "new", "deep", "a.txt")), false},
+		{"workspace-write/edit inside", grant.WorkspaceWrite, toolPart("edit", fmt.Sprintf(`{"filePath":%q}`, filepath.Join(cwd, "sub", "..", "b.txt"))), false},
+		{"workspace-write/absolute outside", grant.WorkspaceWrite, write(filepath.Join(outside, "a.txt")), true},
+		{"workspace-write/dot-dot", grant.WorkspaceWrite, write("sub/../../escape.txt"), true},
+		{"workspace-write/bash", grant.WorkspaceWrite, toolPart("bash", `{"command":"echo x > a.txt"}`), true},
+		{"workspace-write/mcp", grant.WorkspaceWrite, toolPart("github_create_issue", `{}`), false}, // OpenCode names MCP tools like any other: kind other
+		{"full/bash", grant.Full, toolPart("bash", `{"command":"rm -rf /nonexistent"}`), false},
+		{"full/outside", grant.Full, write(filepath.Join(outside, "a.txt")), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,7 +99,7 @@ func TestPermissionDeniedCount(t *testing.T) {
 	t.Parallel()
 	rule := `{"type":"tool","tool":"read","callID":"c1","state":{"status":"error","input":{"filePath":"/etc/x"},"error":"The user has specified a rule which prevents you from using this specific tool call. Here are some of the relevant rules [...]"}}`
 	res := runFake(t, t.Context(), "tool", func(r *adapters.Request) {
-		r.Permission = adapters.PermissionReadOnly
+		r.Permission = grant.ReadOnly
 		r.Env = []string{"HUB_FAKE_TOOL=" + rule}
 	})
 	wantBin(t, res.fin, "", "")
@@ -121,9 +122,9 @@ func (r refuser) Name() string { return "refuser" }
 func (r refuser) Info() adapters.Info {
 	info := r.Adapter.Info()
 	info.Name = "refuser"
-	info.Grants = map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone:     {How: adapters.Native},
-		adapters.PermissionReadOnly: {How: adapters.Refused, Note: "use --permission none"},
+	info.Grants = map[grant.Level]grant.Rule{
+		grant.None:     {How: grant.Native},
+		grant.ReadOnly: {How: grant.Refused, Note: "use --permission none"},
 	}
 	return info
 }
@@ -141,7 +142,7 @@ func init() {
 // nothing started: not the agent, not even its version probe.
 func TestPermissionRefused(t *testing.T) {
 	t.Parallel()
-	for _, level := range []adapters.Permission{adapters.PermissionReadOnly, adapters.PermissionFull} {
+	for _, level := range []grant.Level{grant.ReadOnly, grant.Full} {
 		t.Run(string(level), func(t *testing.T) {
 			t.Parallel()
 			bin := filepath.Join(t.TempDir(), "refuser")
@@ -152,7 +153,7 @@ func TestPermissionRefused(t *testing.T) {
 			fin := adapters.Run(t.Context(), adapters.Request{Agent: "refuser", Prompt: "x", Bin: bin, Permission: level},
 				func(events.Event) error { return nil })
 			wantBin(t, fin, events.BinPermissionDenied, events.ReasonEffectNotGranted)
-			if level == adapters.PermissionReadOnly && fin.Error.Hint != "use --permission none" {
+			if level == grant.ReadOnly && fin.Error.Hint != "use --permission none" {
 				t.Errorf("hint = %q, want the grant's note", fin.Error.Hint)
 			}
 			if b, err := os.ReadFile(ran); err == nil {
@@ -181,7 +182,7 @@ func TestPermissionLinksOut(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "argv")
 	run := func() events.RunFinished {
 		return runFake(t, t.Context(), "argv", func(r *adapters.Request) {
-			r.Permission, r.Cwd, r.Env = adapters.PermissionWorkspaceWrite, cwd, []string{"HUB_FAKE_OUT=" + marker}
+			r.Permission, r.Cwd, r.Env = grant.WorkspaceWrite, cwd, []string{"HUB_FAKE_OUT=" + marker}
 		}).fin
 	}
 	wantBin(t, run(), "", "") // a link that stays inside is fine
@@ -204,7 +205,7 @@ func TestPermissionLinksOut(t *testing.T) {
 // caller's inline config kept, key order included.
 func TestPermissionArgs(t *testing.T) {
 	t.Parallel()
-	for _, level := range adapters.Permissions {
+	for _, level := range grant.Levels {
 		t.Run(string(level), func(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), "env")
@@ -254,7 +255,7 @@ func TestAuthLogin(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-test-billed")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-billed")
 	t.Setenv("CLAUDE_CODE_OAUTH_TOKEN", "login-token")
-	env := func(auth adapters.Auth) []string {
+	env := func(auth grant.Auth) []string {
 		out := filepath.Join(t.TempDir(), "env")
 		res := runFake(t, t.Context(), "env", func(r *adapters.Request) {
 			r.Auth, r.Env = auth, []string{"HUB_FAKE_OUT=" + out}
@@ -266,21 +267,21 @@ func TestAuthLogin(t *testing.T) {
 		}
 		return strings.Split(string(b), "\n")
 	}
-	login := env(adapters.AuthLogin)
+	login := env(grant.AuthLogin)
 	for _, kv := range login {
 		k, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(adapters.BilledKeys, k) {
+		if slices.Contains(grant.BilledKeys, k) {
 			t.Errorf("--auth login: the agent got %s", k)
 		}
 	}
 	if !slices.Contains(login, "CLAUDE_CODE_OAUTH_TOKEN=login-token") {
 		t.Error("--auth login removed the login token too")
 	}
-	if inherit := env(adapters.AuthInherit); !slices.Contains(inherit, "OPENAI_API_KEY=sk-test-billed") {
+	if inherit := env(grant.AuthInherit); !slices.Contains(inherit, "OPENAI_API_KEY=sk-test-billed") {
 		t.Error("--auth inherit: the agent did not get OPENAI_API_KEY")
 	}
 	fin := runFake(t, t.Context(), "ok", func(r *adapters.Request) {
-		r.Auth, r.Env = adapters.AuthLogin, []string{"ANTHROPIC_API_KEY=sk-x"}
+		r.Auth, r.Env = grant.AuthLogin, []string{"ANTHROPIC_API_KEY=sk-x"}
 	}).fin
 	wantBin(t, fin, events.BinInvalidInput, events.ReasonConflict)
 }
@@ -290,16 +291,16 @@ func TestAuthLogin(t *testing.T) {
 // the grant it is shown is the level's.
 func TestConfirm(t *testing.T) {
 	t.Parallel()
-	var shown adapters.Grant
-	ok := func(_ context.Context, _ adapters.Request, g adapters.Grant) error { shown = g; return nil }
+	var shown grant.Rule
+	ok := func(_ context.Context, _ adapters.Request, g grant.Rule) error { shown = g; return nil }
 	// A --cwd of its own: the package's directory is below its git
 	// worktree's top, where OpenCode is refused workspace-write.
-	res := runFake(t, t.Context(), "ok", func(r *adapters.Request) { r.Permission, r.Cwd = adapters.PermissionWorkspaceWrite, t.TempDir() }, adapters.WithConfirm(ok))
+	res := runFake(t, t.Context(), "ok", func(r *adapters.Request) { r.Permission, r.Cwd = grant.WorkspaceWrite, t.TempDir() }, adapters.WithConfirm(ok))
 	wantBin(t, res.fin, "", "")
-	if shown.Level != adapters.PermissionWorkspaceWrite || shown.How != adapters.Native || shown.Means == "" {
+	if shown.Level != grant.WorkspaceWrite || shown.How != grant.Native || shown.Means == "" {
 		t.Errorf("confirm was shown %+v, want opencode's workspace-write grant", shown)
 	}
-	no := func(context.Context, adapters.Request, adapters.Grant) error { return errors.New("said no") }
+	no := func(context.Context, adapters.Request, grant.Rule) error { return errors.New("said no") }
 	res = runFake(t, t.Context(), "ok", nil, adapters.WithConfirm(no))
 	wantBin(t, res.fin, events.BinPermissionDenied, events.ReasonConfirmationRequired)
 	if res.fin.Error.Message != "said no" || slices.Contains(res.types(), events.TypeMessage) {

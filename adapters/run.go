@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/internal/framer"
 	"github.com/hubcli/hub/internal/proc"
 	"github.com/hubcli/hub/normalize"
@@ -67,7 +68,7 @@ type runner struct {
 	began  time.Time        // monotonic, for the wall-clock limit
 	warned bool             // the cost_unknown notice for --max-cost was sent
 	info   Info             // the agent's, once looked up
-	grant  Grant            // how the agent is held to req.Permission
+	grant  grant.Rule       // how the agent is held to req.Permission
 	sb     *sandbox.Sandbox // the run's sandbox (Request.Sandbox), until settle removes it
 }
 
@@ -172,7 +173,7 @@ func (r *runner) run(ctx context.Context) record {
 // the run, which then starts nothing.
 func (r *runner) grantRun(ctx context.Context, ad Adapter, bin string) (rec record, refused bool) {
 	r.info = ad.Info()
-	g, gerr := grantFor(r.info, r.req.Permission.OrDefault())
+	g, gerr := grant.For(r.info.Name, r.info.Grants, r.req.Permission.OrDefault())
 	if gerr != nil {
 		return r.notStarted([]string{bin}, "", gerr, nil), true
 	}
@@ -231,7 +232,7 @@ func (r *runner) finish(rec record) events.RunFinished {
 	if notice != nil {
 		r.s.emit(*notice)
 	}
-	if e := rf.Error; e != nil && e.Bin == events.BinUnavailable && e.Reason == events.ReasonAuth && r.req.Auth == AuthLogin {
+	if e := rf.Error; e != nil && e.Bin == events.BinUnavailable && e.Reason == events.ReasonAuth && r.req.Auth == grant.AuthLogin {
 		e.Hint = loginHint(r.info)
 	}
 	rf.DurationMS = max(r.opt.clock().Sub(r.start).Milliseconds(), 0)
@@ -252,8 +253,8 @@ var errPanic = errors.New("adapters: the run panicked")
 // could not be started.
 func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Request, started func(pid int)) (record, error) {
 	inherited, added := os.Environ(), spec.Env
-	if req.Auth == AuthLogin {
-		inherited, added = withoutBilledKeys(inherited), withoutBilledKeys(added)
+	if req.Auth == grant.AuthLogin {
+		inherited, added = grant.WithoutBilledKeys(inherited), grant.WithoutBilledKeys(added)
 	}
 	env := append(append(append(inherited, added...), req.Env...), spec.EnvLast...)
 	// PWD names the directory the agent runs in, as a shell sets it: a
@@ -273,12 +274,12 @@ func (r *runner) attempt(ctx context.Context, ad Adapter, spec Command, req Requ
 	if c, ok := dec.(normalize.Continuer); ok && r.s.dec != nil {
 		c.Continue(r.s.dec) // a resume of this run's session
 	}
-	watch := newPermissionGuard(req.Agent, r.grant, r.cwd())
+	watch := grant.NewWatch(req.Agent, r.grant, r.cwd())
 	if req.Schema != nil {
-		watch.answerTool = r.info.AnswerTool
+		watch.AnswerTool = r.info.AnswerTool
 	}
 	if r.sb != nil {
-		watch.original = r.sb.Root
+		watch.Original = r.sb.Root
 	}
 	r.s.attempt(dec, req.MaxLine, env, r.s.guardsFor(req, req.Limits, dec, &r.warned, append([]Guard{watch}, r.opt.guards...)))
 	// The agent's stderr becomes notices, sent from the stderr goroutine

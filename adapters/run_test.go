@@ -19,6 +19,7 @@ import (
 	_ "github.com/hubcli/hub/adapters/opencode"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/internal/proc"
 	"github.com/hubcli/hub/normalize"
 )
@@ -108,7 +109,7 @@ func runFake(t *testing.T, ctx context.Context, scenario string, edit func(*adap
 }
 
 // runFakeHook is runFake with a hook called on every event before it is
-// kept. The request grants PermissionFull: the fake agent's scenarios call
+// kept. The request grants grant.Full: the fake agent's scenarios call
 // tools of every kind, and permission_test.go tests the other levels.
 func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*adapters.Request), hook func(events.Event), opts ...adapters.Option) result {
 	t.Helper()
@@ -120,7 +121,7 @@ func runFakeHook(t *testing.T, ctx context.Context, scenario string, edit func(*
 		// race detector on a busy 2-core machine has taken the stderr
 		// flood (100 MiB) past 30s.
 		Limits:     budget.Limits{Timeout: 5 * time.Minute, Grace: 500 * time.Millisecond},
-		Permission: adapters.PermissionFull,
+		Permission: grant.Full,
 	}
 	if edit != nil {
 		edit(&req)

@@ -20,6 +20,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/sandbox"
 )
 
@@ -535,7 +536,7 @@ func TestSandboxWriteToOriginal(t *testing.T) {
 	t.Parallel()
 	root := sandboxTree(t)
 	r := sandboxRun(t, context.Background(), root, []fsOp{{Op: "tool", Path: filepath.Join(root, "a.txt")}}, func(r *adapters.Request) {
-		r.Permission = adapters.PermissionWorkspaceWrite
+		r.Permission = grant.WorkspaceWrite
 	}, nil)
 	wantBin(t, r.fin, events.BinPermissionDenied, events.ReasonEffectNotGranted)
 	if !strings.Contains(r.fin.Error.Message, "in the original tree") || !strings.Contains(r.fin.Error.Hint, "relative to its working directory") {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/normalize"
 	acpnorm "github.com/hubcli/hub/normalize/acp"
 )
@@ -56,12 +57,12 @@ var info = adapters.Info{
 	Name:          Name,
 	CallerCommand: true,
 	ReportsCost:   true,
-	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone:     {How: adapters.Watched, Means: answered + "; fs/* refused", Note: unasked},
-		adapters.PermissionReadOnly: {How: adapters.Watched, Means: answered + "; fs/read_text_file inside --cwd", Note: unasked},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Watched, Means: answered + "; fs/read_text_file and fs/write_text_file inside --cwd",
+	Grants: map[grant.Level]grant.Rule{
+		grant.None:     {How: grant.Watched, Means: answered + "; fs/* refused", Note: unasked},
+		grant.ReadOnly: {How: grant.Watched, Means: answered + "; fs/read_text_file inside --cwd", Note: unasked},
+		grant.WorkspaceWrite: {How: grant.Watched, Means: answered + "; fs/read_text_file and fs/write_text_file inside --cwd",
 			Note: "shell calls are rejected (a shell can write anywhere); " + unasked},
-		adapters.PermissionFull: {How: adapters.Native, Means: "every permission request allowed; fs/* anywhere"},
+		grant.Full: {How: grant.Native, Means: "every permission request allowed; fs/* anywhere"},
 	},
 }
 
@@ -140,7 +141,7 @@ func (a *Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
 // read).
 func allowed(req adapters.Request, info adapters.Info) func(events.ToolStarted) bool {
 	check := adapters.ToolCheck(req, info)
-	full := req.Permission.OrDefault() == adapters.PermissionFull
+	full := req.Permission.OrDefault() == grant.Full
 	return func(st events.ToolStarted) bool {
 		return (full || st.Kind != events.ToolOther) && check(st) == nil
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/hubcli/hub/adapters/adaptertest/fakeacp"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 func TestMain(m *testing.M) {
@@ -74,7 +75,7 @@ func wantOK(t *testing.T, fin events.RunFinished) {
 	}
 }
 
-func perm(p adapters.Permission) func(*adapters.Request) {
+func perm(p grant.Level) func(*adapters.Request) {
 	return func(r *adapters.Request) { r.Permission = p }
 }
 
@@ -130,20 +131,20 @@ func TestPermission(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "outside.txt")
 	tests := []struct {
 		name, prompt string
-		level        adapters.Permission
+		level        grant.Level
 		path         string // "" for the working directory's out.txt
 		written      bool
 	}{
-		{"write inside, workspace-write", "write", adapters.PermissionWorkspaceWrite, "", true},
-		{"write inside, read-only", "write", adapters.PermissionReadOnly, "", false},
-		{"write inside, none", "write", adapters.PermissionNone, "", false},
-		{"write outside, workspace-write", "write: " + outside, adapters.PermissionWorkspaceWrite, outside, false},
-		{"shell, workspace-write", "shell", adapters.PermissionWorkspaceWrite, "", false},
-		{"write outside, full", "write: " + outside + "-full", adapters.PermissionFull, outside + "-full", true},
+		{"write inside, workspace-write", "write", grant.WorkspaceWrite, "", true},
+		{"write inside, read-only", "write", grant.ReadOnly, "", false},
+		{"write inside, none", "write", grant.None, "", false},
+		{"write outside, workspace-write", "write: " + outside, grant.WorkspaceWrite, outside, false},
+		{"shell, workspace-write", "shell", grant.WorkspaceWrite, "", false},
+		{"write outside, full", "write: " + outside + "-full", grant.Full, outside + "-full", true},
 		// A request of kind other (OpenCode's external_directory) is an
 		// effect the agent asks about: only full grants it.
-		{"other kind, workspace-write", "other: " + outside + "-other", adapters.PermissionWorkspaceWrite, outside + "-other", false},
-		{"other kind, full", "other: " + outside + "-other-full", adapters.PermissionFull, outside + "-other-full", true},
+		{"other kind, workspace-write", "other: " + outside + "-other", grant.WorkspaceWrite, outside + "-other", false},
+		{"other kind, full", "other: " + outside + "-other-full", grant.Full, outside + "-other-full", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,7 +315,7 @@ func TestStray(t *testing.T) {
 // the same.
 func TestPermissionBurst(t *testing.T) {
 	t.Parallel()
-	r := newFake(t).run(t, "burst", budget.Limits{}, perm(adapters.PermissionWorkspaceWrite))
+	r := newFake(t).run(t, "burst", budget.Limits{}, perm(grant.WorkspaceWrite))
 	wantOK(t, r.Fin)
 	if r.Fin.Text != "wrong answers: 0" || r.Fin.ToolCallsDenied != 100 {
 		t.Errorf("text %q, %d calls denied; want no wrong answer and the 100 outside denied", r.Fin.Text, r.Fin.ToolCallsDenied)

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/grant"
 	acpnorm "github.com/hubcli/hub/normalize/acp"
 )
 
@@ -158,8 +159,8 @@ func (c *conversation) lead() {
 	_, err := c.conn.Initialize(ctx, sdk.InitializeRequest{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{
-			ReadTextFile:  level != adapters.PermissionNone,
-			WriteTextFile: level == adapters.PermissionWorkspaceWrite || level == adapters.PermissionFull,
+			ReadTextFile:  level != grant.None,
+			WriteTextFile: level == grant.WorkspaceWrite || level == grant.Full,
 		}},
 		ClientInfo: &sdk.Implementation{Name: "hub", Version: "1"},
 	})
@@ -320,9 +321,9 @@ func (c *conversation) fileCheck(path string, write bool) error {
 	switch {
 	case !filepath.IsAbs(path):
 		return sdk.NewInvalidParams(map[string]string{"path": "ACP requires an absolute path"})
-	case level == adapters.PermissionFull:
+	case level == grant.Full:
 		return nil
-	case level == adapters.PermissionNone, write && level == adapters.PermissionReadOnly:
+	case level == grant.None, write && level == grant.ReadOnly:
 		what := "read"
 		if write {
 			what = "write"

@@ -14,6 +14,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -180,11 +181,11 @@ var UUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 const TextPrompt = "--help -v \"quoted\"  two  spaces -\nsecond line. Say hello. " + string(mockllm.Text)
 
 // GrantFull is a request edit for [Env.Run]: the run gets
-// adapters.PermissionFull, for a test whose mock model calls a shell tool
+// grant.Full, for a test whose mock model calls a shell tool
 // that the default grant (read-only) may not offer. It is what the
 // scenarios of Conformance that run a tool (Tool, ToolKilled, FinalAnswer)
 // use; hub's own --yes rule is the CLI's, not the library's.
-func GrantFull(req *adapters.Request) { req.Permission = adapters.PermissionFull }
+func GrantFull(req *adapters.Request) { req.Permission = grant.Full }
 
 // grace is the grace period of the scenarios that stop the CLI.
 const grace = 2 * time.Second
@@ -214,7 +215,7 @@ const grace = 2 * time.Second
 //     first retry notice.
 //
 // The runs that call a tool (Tool, ToolKilled, FinalAnswer) are granted
-// adapters.PermissionFull ([GrantFull]); the others run at the default
+// grant.Full ([GrantFull]); the others run at the default
 // level. Every run is checked by RunChecked (a valid stream, nothing left
 // running). A scenario in a.Skip is skipped with its reason. Conformance
 // fails t at once if a.Skip names an unknown scenario or a.Configure is

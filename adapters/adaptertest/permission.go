@@ -18,6 +18,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -101,9 +102,9 @@ type PermissionAgent struct {
 	// Want holds, for each level, the effects to try and what each must
 	// come to. A level or an effect left out is not run (say why where
 	// the table is written).
-	Want map[adapters.Permission]map[Effect]Want
+	Want map[grant.Level]map[Effect]Want
 	// NoneTools, if not nil, are the tools the CLI offers the model under
-	// PermissionNone, as [mockllm.ListTools] lists them ("TOOLS: [...]"):
+	// grant.None, as [mockllm.ListTools] lists them ("TOOLS: [...]"):
 	// empty for none at all.
 	NoneTools []string
 }
@@ -112,7 +113,7 @@ type PermissionAgent struct {
 // every effect under it, each a parallel subtest "<level>/<effect>" of t
 // with its own Env, and checks the disk and the run against the Want (see
 // Outcome). With a.NoneTools set, subtest "none/tools" checks what
-// PermissionNone offers the model.
+// grant.None offers the model.
 //
 // The working directory is Env.Work, under one t.TempDir; the outside
 // directory is another t.TempDir, so both lie under the system's
@@ -127,9 +128,9 @@ func Permissions(t *testing.T, a PermissionAgent) {
 	if a.Agent.Configure == nil || a.Write == nil || a.Shell == nil {
 		t.Fatal("PermissionAgent needs Agent.Configure, Write and Shell")
 	}
-	for _, level := range adapters.Permissions {
+	for _, level := range grant.Levels {
 		wants, ok := a.Want[level]
-		if level == adapters.PermissionNone && a.NoneTools != nil {
+		if level == grant.None && a.NoneTools != nil {
 			ok = true
 		}
 		if !ok {
@@ -137,7 +138,7 @@ func Permissions(t *testing.T, a PermissionAgent) {
 		}
 		t.Run(string(level), func(t *testing.T) {
 			t.Parallel()
-			if level == adapters.PermissionNone && a.NoneTools != nil {
+			if level == grant.None && a.NoneTools != nil {
 				t.Run("tools", func(t *testing.T) {
 					t.Parallel()
 					permissionTools(t, a)
@@ -157,11 +158,11 @@ func Permissions(t *testing.T, a PermissionAgent) {
 	}
 }
 
-// permissionTools checks the tools PermissionNone offers (MOCK_LISTTOOLS).
+// permissionTools checks the tools grant.None offers (MOCK_LISTTOOLS).
 func permissionTools(t *testing.T, a PermissionAgent) {
 	e := a.Agent.Prepare(t, Setup{})
 	r := e.Run(t, "List your tools. "+string(mockllm.ListTools), budget.Limits{}, func(req *adapters.Request) {
-		req.Permission = adapters.PermissionNone
+		req.Permission = grant.None
 	})
 	if !r.Fin.OK {
 		t.Fatalf("run.finished not ok: %v", r.Fin.Error)
@@ -175,7 +176,7 @@ func permissionTools(t *testing.T, a PermissionAgent) {
 }
 
 // permissionRun is one run of Permissions.
-func permissionRun(t *testing.T, a PermissionAgent, level adapters.Permission, eff Effect, want Want) {
+func permissionRun(t *testing.T, a PermissionAgent, level grant.Level, eff Effect, want Want) {
 	e := a.Agent.Prepare(t, Setup{})
 	outside := t.TempDir()
 	name := string(eff) + ".txt"
@@ -345,7 +346,7 @@ func JSONCall(tool string, args map[string]string) string {
 // is applied to the run's Env before it starts.
 func ProjectCode(t *testing.T, a Agent, files func(lands string) map[string]string, edit ...func(*Env)) {
 	t.Helper()
-	for _, level := range []adapters.Permission{adapters.PermissionNone, adapters.PermissionReadOnly, adapters.PermissionWorkspaceWrite} {
+	for _, level := range []grant.Level{grant.None, grant.ReadOnly, grant.WorkspaceWrite} {
 		t.Run(string(level), func(t *testing.T) {
 			t.Parallel()
 			e := a.Prepare(t, Setup{})
@@ -385,7 +386,7 @@ func DotDotThroughLink(t *testing.T, a Agent, write func(path, content string) s
 	}
 	lands := filepath.Join(filepath.Dir(e.Work), "escaped.txt")
 	r := e.Run(t, "Escape. "+string(mockllm.Call)+" "+write(e.Work+"/self/../escaped.txt", "x"), budget.Limits{}, func(req *adapters.Request) {
-		req.Permission = adapters.PermissionWorkspaceWrite
+		req.Permission = grant.WorkspaceWrite
 	})
 	if b, err := os.ReadFile(lands); err == nil {
 		t.Fatalf("--permission workspace-write: %s written outside --cwd %s (%q); run ok=%v error %v", lands, e.Work, b, r.Fin.OK, r.Fin.Error)

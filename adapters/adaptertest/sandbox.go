@@ -23,6 +23,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/mockllm"
 	"github.com/hubcli/hub/sandbox"
 )
@@ -421,7 +422,7 @@ func sandboxProtected(t *testing.T, a SandboxAgent) {
 func sandboxRun(t *testing.T, e *Env, mode sandbox.Mode, prompt string, edit func(*adapters.Request)) Result {
 	t.Helper()
 	return e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) {
-		req.Permission = adapters.PermissionWorkspaceWrite
+		req.Permission = grant.WorkspaceWrite
 		req.Sandbox = mode
 		if edit != nil {
 			edit(req)

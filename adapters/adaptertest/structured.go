@@ -24,6 +24,7 @@ import (
 	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -102,7 +103,7 @@ func Structured(t *testing.T, a StructuredAgent) {
 	if a.Native {
 		t.Run("no effect at permission none", func(t *testing.T) {
 			t.Parallel()
-			res, _ := run(t, "Rate it. MOCK_ANSWER "+a.Valid, func(r *adapters.Request) { r.Permission = adapters.PermissionNone })
+			res, _ := run(t, "Rate it. MOCK_ANSWER "+a.Valid, func(r *adapters.Request) { r.Permission = grant.None })
 			if !res.Fin.OK || string(res.Fin.Structured) != valid {
 				t.Fatalf("run.finished ok=%v error=%v structured=%s, want ok and %s: the answer tool is no effect", res.Fin.OK, res.Fin.Error, res.Fin.Structured, valid)
 			}

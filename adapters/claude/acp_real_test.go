@@ -12,6 +12,7 @@ import (
 	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -105,7 +106,7 @@ func TestRealACP(t *testing.T) {
 	// it inside --cwd under workspace-write. The disk tells which.
 	t.Run("asks", func(t *testing.T) {
 		t.Parallel()
-		for _, level := range []adapters.Permission{adapters.PermissionReadOnly, adapters.PermissionWorkspaceWrite} {
+		for _, level := range []grant.Level{grant.ReadOnly, grant.WorkspaceWrite} {
 			t.Run(string(level), func(t *testing.T) {
 				t.Parallel()
 				e := agent.Prepare(t, adaptertest.Setup{})
@@ -117,7 +118,7 @@ func TestRealACP(t *testing.T) {
 				if !r.Fin.OK {
 					t.Fatalf("run: %+v", r.Fin.Error)
 				}
-				if level == adapters.PermissionReadOnly {
+				if level == grant.ReadOnly {
 					if err == nil || r.Fin.ToolCallsDenied != 1 {
 						t.Errorf("file written: %v, %d calls denied; want none and 1", err == nil, r.Fin.ToolCallsDenied)
 					}

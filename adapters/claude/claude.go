@@ -9,6 +9,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/normalize"
 	clnorm "github.com/hubcli/hub/normalize/claude"
 )
@@ -56,14 +57,14 @@ var info = adapters.Info{
 	ReportsCost:   true,
 	LoginHint:     "run `claude setup-token` (or `claude` and /login)",
 	AnswerTool:    "StructuredOutput",
-	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone: {How: adapters.Native, Means: "--tools= (no tool is offered to the model)" + untrustedMeans},
-		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools=Read,Glob,Grep --permission-mode=dontAsk" + untrustedMeans,
+	Grants: map[grant.Level]grant.Rule{
+		grant.None: {How: grant.Native, Means: "--tools= (no tool is offered to the model)" + untrustedMeans},
+		grant.ReadOnly: {How: grant.Native, Means: "--tools=Read,Glob,Grep --permission-mode=dontAsk" + untrustedMeans,
 			Note: "reads are confined to --cwd as well: Claude Code denies a read outside it"},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--permission-mode=acceptEdits" + untrustedMeans,
+		grant.WorkspaceWrite: {How: grant.Native, Means: "--permission-mode=acceptEdits" + untrustedMeans,
 			Note:     "Claude Code accepts edits and the Bash commands it can check (redirects, rm, cp…) under --cwd, symbolic links resolved, and denies the rest, commands it cannot parse included (tool.finished status denied)",
 			Confined: []events.ToolKind{events.ToolShell, events.ToolTask}},
-		adapters.PermissionFull: {How: adapters.Native, Means: "--permission-mode=bypassPermissions; as root, which Claude Code refuses it to, --permission-mode=acceptEdits --allowedTools=" + rootFullTools + " --add-dir=/",
+		grant.Full: {How: grant.Native, Means: "--permission-mode=bypassPermissions; as root, which Claude Code refuses it to, --permission-mode=acceptEdits --allowedTools=" + rootFullTools + " --add-dir=/",
 			Note: "as root, MCP tools still need approval and are denied"},
 	},
 }
@@ -131,16 +132,16 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 // and MCP servers (.mcp.json) are not loaded: a repository hub is asked to
 // look at must not run its code, nor widen the grant. The user's own
 // settings still load.
-func permissionArgs(level adapters.Permission, root bool) []string {
+func permissionArgs(level grant.Level, root bool) []string {
 	untrusted := []string{"--setting-sources=user", "--strict-mcp-config"}
 	switch level {
-	case adapters.PermissionNone:
+	case grant.None:
 		return append([]string{"--tools="}, untrusted...)
-	case adapters.PermissionReadOnly:
+	case grant.ReadOnly:
 		return append([]string{"--tools=Read,Glob,Grep", "--permission-mode=dontAsk"}, untrusted...)
-	case adapters.PermissionWorkspaceWrite:
+	case grant.WorkspaceWrite:
 		return append([]string{"--permission-mode=acceptEdits"}, untrusted...)
-	case adapters.PermissionFull:
+	case grant.Full:
 		if root {
 			return []string{"--permission-mode=acceptEdits", "--allowedTools=" + rootFullTools, "--add-dir=/"}
 		}

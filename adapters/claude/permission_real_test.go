@@ -3,8 +3,8 @@ package claude_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/grant"
 )
 
 // TestRealPermissions: Claude Code at each --permission level writing a
@@ -30,26 +30,26 @@ func TestRealPermissions(t *testing.T) {
 			return adaptertest.JSONCall("Bash", map[string]string{"command": "echo " + content + " > " + path, "description": "w"})
 		},
 		NoneTools: []string{},
-		Want: map[adapters.Permission]map[adaptertest.Effect]adaptertest.Want{
-			adapters.PermissionNone: {
+		Want: map[grant.Level]map[adaptertest.Effect]adaptertest.Want{
+			grant.None: {
 				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered},
 			},
-			adapters.PermissionReadOnly: {
+			grant.ReadOnly: {
 				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED Write"},
 				adaptertest.ShellInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED Bash"},
 			},
-			adapters.PermissionWorkspaceWrite: {
+			grant.WorkspaceWrite: {
 				adaptertest.WriteInside: {Outcome: adaptertest.Written},
 				// Claude Code would deny it too; hub's watch sees the call
 				// first.
 				adaptertest.WriteOutside: {Outcome: adaptertest.Stopped, Says: "outside the working directory"},
 				adaptertest.ShellInside:  {Outcome: adaptertest.Written},
-				// Bash is Claude Code's to confine (Grant.Confined).
+				// Bash is Claude Code's to confine (grant.Rule.Confined).
 				adaptertest.ShellOutside: {Outcome: adaptertest.Denied, Says: "The path is outside the working directories"},
 				adaptertest.WriteLink:    {Outcome: adaptertest.Stopped, Says: "/link/write-link.txt, which resolves to "},
 			},
 			// As root: pre-approved tools, and --add-dir=/ for the link.
-			adapters.PermissionFull: {
+			grant.Full: {
 				adaptertest.WriteInside:  {Outcome: adaptertest.Written},
 				adaptertest.WriteOutside: {Outcome: adaptertest.Written},
 				adaptertest.ShellInside:  {Outcome: adaptertest.Written},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/normalize"
 	cxnorm "github.com/hubcli/hub/normalize/codex"
 )
@@ -76,16 +77,16 @@ var info = adapters.Info{
 	InstallHint:   "npm i -g @openai/codex",
 	TestedVersion: TestedVersion,
 	LoginHint:     "run `codex login`",
-	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone: {How: adapters.Watched, Means: "--sandbox=read-only --disable=shell_tool",
+	Grants: map[grant.Level]grant.Rule{
+		grant.None: {How: grant.Watched, Means: "--sandbox=read-only --disable=shell_tool",
 			Note: "Codex cannot be given no tools: its shell is removed and its read-only sandbox blocks writes, and hub stops the run at any tool call Codex reports (a patch its sandbox rejects is not reported, and changes nothing)"},
-		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--sandbox=read-only",
+		grant.ReadOnly: {How: grant.Native, Means: "--sandbox=read-only",
 			Note:     "the sandbox (bubblewrap, seccomp) lets commands read outside --cwd too; calls it blocks are not reported in --json, so they are not counted as denied",
 			Confined: []events.ToolKind{events.ToolShell}},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--sandbox=workspace-write, with /tmp, $TMPDIR and extra writable roots taken out of it",
+		grant.WorkspaceWrite: {How: grant.Native, Means: "--sandbox=workspace-write, with /tmp, $TMPDIR and extra writable roots taken out of it",
 			Note:     "commands have no network in this sandbox; where the sandbox cannot start (no user namespaces) every command fails and hub stops the run",
 			Confined: []events.ToolKind{events.ToolShell}},
-		adapters.PermissionFull: {How: adapters.Native, Means: "--sandbox=danger-full-access"},
+		grant.Full: {How: grant.Native, Means: "--sandbox=danger-full-access"},
 	},
 }
 
@@ -133,7 +134,7 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if req.NoTools {
 		// Codex has no switch that takes its tools away: a read-only
 		// sandbox limits what a tool call can do before hub stops it.
-		level = adapters.PermissionReadOnly
+		level = grant.ReadOnly
 	}
 	args = append(args, sandboxArgs(level)...)
 	schema, err := schemaArgs(req.Schema)
@@ -158,18 +159,18 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 // workspace-write Codex would also let commands write /tmp and $TMPDIR, and
 // any writable_roots of the user's config: the overrides take them out, so
 // only --cwd is writable.
-func sandboxArgs(level adapters.Permission) []string {
+func sandboxArgs(level grant.Level) []string {
 	switch level {
-	case adapters.PermissionNone:
+	case grant.None:
 		return []string{"--sandbox=read-only", "--disable=shell_tool"}
-	case adapters.PermissionReadOnly:
+	case grant.ReadOnly:
 		return []string{"--sandbox=read-only"}
-	case adapters.PermissionWorkspaceWrite:
+	case grant.WorkspaceWrite:
 		return []string{"--sandbox=workspace-write",
 			"-c", "sandbox_workspace_write.exclude_slash_tmp=true",
 			"-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
 			"-c", "sandbox_workspace_write.writable_roots=[]"}
-	case adapters.PermissionFull:
+	case grant.Full:
 		return []string{"--sandbox=danger-full-access"}
 	}
 	return nil // not reached: Run refuses a level without a grant

@@ -3,8 +3,8 @@ package codex_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/grant"
 )
 
 // TestRealPermissions: Codex at each --permission level writing a file
@@ -29,19 +29,19 @@ func TestRealPermissions(t *testing.T) {
 		// No shell; what is left changes no file, or (apply_patch) runs in
 		// the read-only sandbox.
 		NoneTools: []string{"request_user_input", "apply_patch", "view_image", "get_goal", "create_goal", "update_goal"},
-		Want: map[adapters.Permission]map[adaptertest.Effect]adaptertest.Want{
-			adapters.PermissionNone: {
+		Want: map[grant.Level]map[adaptertest.Effect]adaptertest.Want{
+			grant.None: {
 				adaptertest.WriteInside: {Outcome: adaptertest.Blocked, Says: "patch rejected: writing is blocked by read-only sandbox"},
 				adaptertest.ShellInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED exec_command"},
 			},
-			adapters.PermissionReadOnly: {
+			grant.ReadOnly: {
 				adaptertest.WriteInside:  {Outcome: adaptertest.Blocked, Says: "patch rejected: writing is blocked by read-only sandbox"},
 				adaptertest.WriteOutside: {Outcome: adaptertest.Blocked, Says: "patch rejected: writing is blocked by read-only sandbox"},
 				// The command runs (a shell is Confined under read-only)
 				// and fails in the sandbox.
 				adaptertest.ShellInside: {Outcome: adaptertest.Blocked, Says: "shell-inside.txt: Read-only file system"},
 			},
-			adapters.PermissionWorkspaceWrite: {
+			grant.WorkspaceWrite: {
 				adaptertest.WriteInside:  {Outcome: adaptertest.Written},
 				adaptertest.WriteOutside: {Outcome: adaptertest.Blocked, Says: "patch rejected: writing outside of the project"},
 				adaptertest.ShellInside:  {Outcome: adaptertest.Written},
@@ -51,7 +51,7 @@ func TestRealPermissions(t *testing.T) {
 				// hub's watch sees the path resolve outside.
 				adaptertest.WriteLink: {Outcome: adaptertest.Stopped, Says: "/link/write-link.txt, which resolves to "},
 			},
-			adapters.PermissionFull: {
+			grant.Full: {
 				adaptertest.WriteInside:  {Outcome: adaptertest.Written},
 				adaptertest.WriteOutside: {Outcome: adaptertest.Written},
 				adaptertest.ShellInside:  {Outcome: adaptertest.Written},

@@ -13,6 +13,7 @@ import (
 	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -108,7 +109,7 @@ func TestRealACP(t *testing.T) {
 	// the disk tells which.
 	t.Run("asks", func(t *testing.T) {
 		t.Parallel()
-		for _, level := range []adapters.Permission{adapters.PermissionReadOnly, adapters.PermissionWorkspaceWrite} {
+		for _, level := range []grant.Level{grant.ReadOnly, grant.WorkspaceWrite} {
 			t.Run(string(level), func(t *testing.T) {
 				t.Parallel()
 				e := agent.Prepare(t, adaptertest.Setup{})
@@ -120,7 +121,7 @@ func TestRealACP(t *testing.T) {
 				r := e.Run(t, "Write it. "+string(mockllm.Call)+" "+call, budget.Limits{Grace: 2 * time.Second}, asACP,
 					func(req *adapters.Request) { req.Permission = level })
 				_, err := os.Stat(path)
-				if level == adapters.PermissionReadOnly {
+				if level == grant.ReadOnly {
 					adaptertest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonToolDenied, 0)
 					if err == nil || r.Fin.ToolCallsDenied != 1 {
 						t.Errorf("file written: %v, %d calls denied; want none and 1", err == nil, r.Fin.ToolCallsDenied)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/normalize"
 	ocnorm "github.com/hubcli/hub/normalize/opencode"
 )
@@ -57,13 +58,13 @@ var info = adapters.Info{
 	TestedVersion: TestedVersion,
 	ReportsCost:   true,
 	LoginHint:     "run `opencode auth login`",
-	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone: {How: adapters.Native, Means: `an agent of hub's own (--agent=hub-none) with permission {"*":"deny"}: no tool is offered` + untrustedMeans},
-		adapters.PermissionReadOnly: {How: adapters.Native, Means: `--agent=hub-read-only: {"*":"deny"} but read, glob, grep and list` + untrustedMeans,
+	Grants: map[grant.Level]grant.Rule{
+		grant.None: {How: grant.Native, Means: `an agent of hub's own (--agent=hub-none) with permission {"*":"deny"}: no tool is offered` + untrustedMeans},
+		grant.ReadOnly: {How: grant.Native, Means: `--agent=hub-read-only: {"*":"deny"} but read, glob, grep and list` + untrustedMeans,
 			Note: "reads outside --cwd are denied (external_directory), but not in the rest of its git worktree, nor through a link"},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: `--agent=hub-workspace-write: {"*":"deny"} but read, glob, grep, list, edit (write, edit, patch) and todowrite; external_directory denied; no bash` + untrustedMeans,
+		grant.WorkspaceWrite: {How: grant.Native, Means: `--agent=hub-workspace-write: {"*":"deny"} but read, glob, grep, list, edit (write, edit, patch) and todowrite; external_directory denied; no bash` + untrustedMeans,
 			Note: "OpenCode checks paths by their letters and lets writes through anywhere in the git worktree, so a --cwd holding a link that could lead outside it, or one below the top of its git worktree, is refused before the run; bash is not granted (a shell redirect escapes OpenCode's directory check)"},
-		adapters.PermissionFull: {How: adapters.Native, Means: `--agent=hub-full: {"*":"allow"}`},
+		grant.Full: {How: grant.Native, Means: `--agent=hub-full: {"*":"allow"}`},
 	},
 }
 
@@ -83,7 +84,7 @@ var info = adapters.Info{
 // MaxPromptBytes is refused as invalid_input/prompt_too_large; an empty one as
 // invalid_input/bad_request. Under workspace-write, a working directory
 // holding a symbolic link that leads outside it is
-// permission_denied/effect_not_granted (adapters.CheckLinks): OpenCode's
+// permission_denied/effect_not_granted (grant.CheckLinks): OpenCode's
 // directory check does not resolve links.
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
 	prompt, err := adapters.PromptWithSchema(Name, req, MaxPromptBytes)
@@ -102,13 +103,13 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		args = append(args, "--session="+req.Resume)
 	}
 	level := req.Permission.OrDefault()
-	if level != adapters.PermissionFull {
+	if level != grant.Full {
 		if err := checkPlugins(req.Cwd); err != nil {
 			return adapters.Command{}, err
 		}
 	}
-	if level == adapters.PermissionWorkspaceWrite {
-		if err := adapters.CheckLinks(Name, req.Cwd); err != nil {
+	if level == grant.WorkspaceWrite {
+		if err := grant.CheckLinks(Name, req.Cwd); err != nil {
 			return adapters.Command{}, err
 		}
 		if err := checkWorktree(req.Cwd); err != nil {
@@ -122,7 +123,7 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	// A run must not update the binary under hub's feet.
 	cmd := adapters.Command{Path: inst.Path, Args: append(args, "--agent="+name), Stdin: []byte(prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
 	cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + withAgent(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"), name, rules, about)}
-	if level != adapters.PermissionFull {
+	if level != grant.Full {
 		// The working directory's own config (opencode.json, .opencode/
 		// with its plugins, which are code OpenCode runs at start) is
 		// not loaded: a repository hub is asked to look at must not run
@@ -257,14 +258,14 @@ const finalAgent = "hub-final-answer"
 // "ask", which `opencode run` answers by rejecting the call and ending the
 // run. An agent's rules win over the user's and the project's top-level
 // permission config (measured with 1.18.33).
-func permissionRules(level adapters.Permission) string {
+func permissionRules(level grant.Level) string {
 	const reads = `"read":"allow","glob":"allow","grep":"allow","list":"allow"`
 	switch level {
-	case adapters.PermissionNone:
+	case grant.None:
 		return `{"*":"deny"}`
-	case adapters.PermissionReadOnly:
+	case grant.ReadOnly:
 		return `{"*":"deny",` + reads + `,"external_directory":"deny"}`
-	case adapters.PermissionWorkspaceWrite:
+	case grant.WorkspaceWrite:
 		return `{"*":"deny",` + reads + `,"edit":"allow","todowrite":"allow","todoread":"allow","external_directory":"deny"}`
 	}
 	return `{"*":"allow"}`

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/grant"
 )
 
 // TestRealPermissions: OpenCode at each --permission level writing a file
@@ -27,14 +27,14 @@ func TestRealPermissions(t *testing.T) {
 			return adaptertest.JSONCall("bash", map[string]string{"command": "echo " + content + " > " + path, "description": "w"})
 		},
 		NoneTools: []string{},
-		Want: map[adapters.Permission]map[adaptertest.Effect]adaptertest.Want{
-			adapters.PermissionNone: {
+		Want: map[grant.Level]map[adaptertest.Effect]adaptertest.Want{
+			grant.None: {
 				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered},
 			},
-			adapters.PermissionReadOnly: {
+			grant.ReadOnly: {
 				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED write"},
 			},
-			adapters.PermissionWorkspaceWrite: {
+			grant.WorkspaceWrite: {
 				adaptertest.WriteInside: {Outcome: adaptertest.Written},
 				// OpenCode's external_directory rule refuses it, but OpenCode
 				// reports a call only once it has ended: hub's watch stops
@@ -44,7 +44,7 @@ func TestRealPermissions(t *testing.T) {
 				// OpenCode does not resolve links: hub refuses such a --cwd.
 				adaptertest.WriteLink: {Outcome: adaptertest.Refused, Says: "leads outside the working directory"},
 			},
-			adapters.PermissionFull: {
+			grant.Full: {
 				adaptertest.WriteOutside: {Outcome: adaptertest.Written},
 				adaptertest.ShellInside:  {Outcome: adaptertest.Written},
 			},

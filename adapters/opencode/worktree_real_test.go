@@ -10,6 +10,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/grant"
 )
 
 // TestRealPermissionWorkspaceWriteGitWorktree: --cwd is a directory inside
@@ -33,7 +34,7 @@ func TestRealPermissionWorkspaceWriteGitWorktree(t *testing.T) {
 	lands := filepath.Join(repo, "outside.txt")
 	prompt := fmt.Sprintf(`Write it. MOCK_CALL write {"filePath":%q,"content":"escaped"}`, lands)
 	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) {
-		req.Permission = adapters.PermissionWorkspaceWrite
+		req.Permission = grant.WorkspaceWrite
 		req.Cwd = sub
 	})
 	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
@@ -60,7 +61,7 @@ func TestRealPermissionWorkspaceWriteGitCoreWorktree(t *testing.T) {
 	}
 	lands := filepath.Join(above, "sibling", "outside.txt")
 	prompt := fmt.Sprintf(`Write it. MOCK_CALL write {"filePath":%q,"content":"escaped"}`, lands)
-	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) { req.Permission = adapters.PermissionWorkspaceWrite })
+	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) { req.Permission = grant.WorkspaceWrite })
 	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
 	if b, err := os.ReadFile(lands); err == nil {
 		t.Fatalf("--permission workspace-write --cwd %s (core.worktree %s in its .git/config): %s, outside --cwd, was written (%q); the grant allows writes under --cwd only", e.Work, above, lands, b)

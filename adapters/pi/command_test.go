@@ -8,6 +8,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/pi"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // TestCommand: argv always has --print --mode json; the model and session
@@ -98,14 +99,14 @@ func TestCommandSessionDir(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		env   []string
-		level adapters.Permission
+		level grant.Level
 		want  string // the --session-dir value, "" for none
 	}{
-		{[]string{"HOME=/h"}, adapters.PermissionNone, "/h/.pi/agent/sessions/--w-a:b--"},
-		{[]string{"HOME=/h", "PI_CODING_AGENT_DIR=~/pi"}, adapters.PermissionReadOnly, "/h/pi/sessions/--w-a:b--"},
-		{[]string{"HOME=/h", "PI_CODING_AGENT_DIR=/etc/pi"}, adapters.PermissionReadOnly, "/etc/pi/sessions/--w-a:b--"},
-		{[]string{"HOME=/h", "PI_CODING_AGENT_SESSION_DIR=/s"}, adapters.PermissionReadOnly, ""},
-		{[]string{"HOME=/h"}, adapters.PermissionFull, ""},
+		{[]string{"HOME=/h"}, grant.None, "/h/.pi/agent/sessions/--w-a:b--"},
+		{[]string{"HOME=/h", "PI_CODING_AGENT_DIR=~/pi"}, grant.ReadOnly, "/h/pi/sessions/--w-a:b--"},
+		{[]string{"HOME=/h", "PI_CODING_AGENT_DIR=/etc/pi"}, grant.ReadOnly, "/etc/pi/sessions/--w-a:b--"},
+		{[]string{"HOME=/h", "PI_CODING_AGENT_SESSION_DIR=/s"}, grant.ReadOnly, ""},
+		{[]string{"HOME=/h"}, grant.Full, ""},
 	} {
 		cmd, err := (&pi.Adapter{}).Command(adapters.Request{Prompt: "hi", Cwd: "/w/a:b", Env: tt.env, Permission: tt.level}, adapters.Install{Path: "/bin/pi"})
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/grant"
 )
 
 // TestRealPermissionWorkspaceWriteLegitThroughLinkedCwd: false positives.
@@ -27,7 +28,7 @@ func TestRealPermissionWorkspaceWriteLegitThroughLinkedCwd(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := e.Run(t, `Write it. MOCK_CALL write {"path":"`+p+`","content":"ok"}`, budget.Limits{}, func(req *adapters.Request) {
-				req.Permission = adapters.PermissionWorkspaceWrite
+				req.Permission = grant.WorkspaceWrite
 				req.Cwd = link
 			})
 			t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/grant"
 )
 
 // TestRealPermissions: pi at each --permission level writing a file with
@@ -26,15 +26,15 @@ func TestRealPermissions(t *testing.T) {
 			return adaptertest.JSONCall("bash", map[string]string{"command": "echo " + content + " > " + path})
 		},
 		NoneTools: []string{},
-		Want: map[adapters.Permission]map[adaptertest.Effect]adaptertest.Want{
-			adapters.PermissionNone: {
+		Want: map[grant.Level]map[adaptertest.Effect]adaptertest.Want{
+			grant.None: {
 				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered},
 			},
-			adapters.PermissionReadOnly: {
+			grant.ReadOnly: {
 				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED write"},
 				adaptertest.ShellInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED bash"},
 			},
-			adapters.PermissionWorkspaceWrite: {
+			grant.WorkspaceWrite: {
 				adaptertest.WriteInside: {Outcome: adaptertest.Written},
 				// pi reports the call (tool_execution_start) before its
 				// extensions run: hub's watch stops it first
@@ -43,7 +43,7 @@ func TestRealPermissions(t *testing.T) {
 				adaptertest.ShellInside:  {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED bash"},
 				adaptertest.WriteLink:    {Outcome: adaptertest.Stopped, Says: "/link/write-link.txt, which resolves to "},
 			},
-			adapters.PermissionFull: {
+			grant.Full: {
 				adaptertest.WriteInside:  {Outcome: adaptertest.Written},
 				adaptertest.WriteOutside: {Outcome: adaptertest.Written},
 				adaptertest.ShellInside:  {Outcome: adaptertest.Written},
@@ -69,8 +69,8 @@ func TestRealPermissionsExtension(t *testing.T) {
 		Agent: agent,
 		Write: write,
 		Shell: write, // not called
-		Want: map[adapters.Permission]map[adaptertest.Effect]adaptertest.Want{
-			adapters.PermissionWorkspaceWrite: {
+		Want: map[grant.Level]map[adaptertest.Effect]adaptertest.Want{
+			grant.WorkspaceWrite: {
 				adaptertest.WriteInside:  {Outcome: adaptertest.Written},
 				adaptertest.WriteOutside: {Outcome: adaptertest.Denied, Says: "hub: @"},
 				adaptertest.WriteLink:    {Outcome: adaptertest.Denied, Says: "hub: @"},

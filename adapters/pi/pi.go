@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/normalize"
 	pinorm "github.com/hubcli/hub/normalize/pi"
 )
@@ -64,12 +65,12 @@ var info = adapters.Info{
 	ReportsCost:   true,
 	RetryLimits:   "pi takes its retry counts only from settings.json: hub stops it at retry notice N+1, but the provider SDK's own retries inside each attempt are not seen; set retry.provider.maxRetries in pi's settings.json",
 	LoginHint:     "run `pi` and log in with /login",
-	Grants: map[adapters.Permission]adapters.Grant{
-		adapters.PermissionNone:     {How: adapters.Native, Means: "--no-tools --no-extensions --offline"},
-		adapters.PermissionReadOnly: {How: adapters.Native, Means: "--tools " + readTools + " --no-extensions --offline", Note: "pi's read tools read outside --cwd too"},
-		adapters.PermissionWorkspaceWrite: {How: adapters.Native, Means: "--tools " + writeTools + " --no-extensions --offline -e <hub's extension>",
+	Grants: map[grant.Level]grant.Rule{
+		grant.None:     {How: grant.Native, Means: "--no-tools --no-extensions --offline"},
+		grant.ReadOnly: {How: grant.Native, Means: "--tools " + readTools + " --no-extensions --offline", Note: "pi's read tools read outside --cwd too"},
+		grant.WorkspaceWrite: {How: grant.Native, Means: "--tools " + writeTools + " --no-extensions --offline -e <hub's extension>",
 			Note: "pi has no sandbox, so no shell: hub's extension blocks a write or edit whose path, symbolic links resolved, is outside --cwd, before it runs"},
-		adapters.PermissionFull: {How: adapters.Native, Means: "pi's default tools and the extensions it finds (the user's and the project's)"},
+		grant.Full: {How: grant.Native, Means: "pi's default tools and the extensions it finds (the user's and the project's)"},
 	},
 }
 
@@ -130,14 +131,14 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		args = append(args, "--session", req.Resume)
 	}
 	level := req.Permission.OrDefault()
-	grant, err := toolArgs(level)
+	toolFlags, err := toolArgs(level)
 	if err != nil {
 		return adapters.Command{}, err
 	}
-	if level != adapters.PermissionFull {
-		grant = append(grant, sessionDirArgs(req)...)
+	if level != grant.Full {
+		toolFlags = append(toolFlags, sessionDirArgs(req)...)
 	}
-	cmd := adapters.Command{Path: inst.Path, Args: append(args, grant...)}
+	cmd := adapters.Command{Path: inst.Path, Args: append(args, toolFlags...)}
 	if argSafe(prompt) {
 		cmd.Args = append(cmd.Args, prompt)
 	} else {
@@ -154,13 +155,13 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 // asked to look at must not run its own; nor are the packages of a
 // settings.json installed (--offline): pi installs them at start with the
 // settings' own npmCommand, which a project's .pi/settings.json sets too.
-func toolArgs(level adapters.Permission) ([]string, error) {
+func toolArgs(level grant.Level) ([]string, error) {
 	switch level {
-	case adapters.PermissionNone:
+	case grant.None:
 		return []string{"--no-tools", "--no-extensions", "--offline"}, nil
-	case adapters.PermissionReadOnly:
+	case grant.ReadOnly:
 		return []string{"--tools", readTools, "--no-extensions", "--offline"}, nil
-	case adapters.PermissionWorkspaceWrite:
+	case grant.WorkspaceWrite:
 		ext, err := confineExtension()
 		if err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/hubcli/hub/acpserver"
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // acpCommand is `hub acp`: hub as an ACP agent on stdin and stdout (SPEC
@@ -97,7 +98,7 @@ func acpPlan(o runOptions) (runPlan, error) {
 		return runPlan{}, acpUsage(err)
 	}
 	p.req.Prompt = ""
-	if p.req.Permission == adapters.PermissionFull && !o.Yes {
+	if p.req.Permission == grant.Full && !o.Yes {
 		return runPlan{}, usagef("acp: --permission full needs --yes (hub acp cannot ask on a terminal)")
 	}
 	return p, nil

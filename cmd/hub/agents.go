@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // agentStatus is one row of `hub agents`.
@@ -29,7 +30,7 @@ type agentStatus struct {
 	Message       string `json:"message"`
 	Hint          string `json:"hint"`
 	// Permissions says how the agent is held to each --permission level.
-	Permissions []adapters.Grant `json:"permissions,omitempty"`
+	Permissions []grant.Rule `json:"permissions,omitempty"`
 
 	err *events.Error // Detect's error, nil when ok or not an *events.Error
 }
@@ -112,14 +113,14 @@ func agentsCommand() *cli.Command {
 	}
 }
 
-// grants are info's grants in the order of adapters.Permissions; a level
+// grants are info's grants in the order of grant.Levels; a level
 // the adapter has no grant for is refused.
-func grants(info adapters.Info) []adapters.Grant {
-	out := make([]adapters.Grant, 0, len(adapters.Permissions))
-	for _, level := range adapters.Permissions {
+func grants(info adapters.Info) []grant.Rule {
+	out := make([]grant.Rule, 0, len(grant.Levels))
+	for _, level := range grant.Levels {
 		g, ok := info.Grants[level]
 		if !ok {
-			g = adapters.Grant{How: adapters.Refused, Note: "hub does not know how to hold this agent to it"}
+			g = grant.Rule{How: grant.Refused, Note: "hub does not know how to hold this agent to it"}
 		}
 		g.Level = level
 		out = append(out, g)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/grant"
 
 	"github.com/urfave/cli/v2"
 )
@@ -152,8 +153,8 @@ func fishCompletion() (string, error) {
 
 // flagChoices are the values of hub's flags that take one of a few words.
 func flagChoices() map[string][]string {
-	levels := make([]string, len(adapters.Permissions))
-	for i, l := range adapters.Permissions {
+	levels := make([]string, len(grant.Levels))
+	for i, l := range grant.Levels {
 		levels[i] = string(l)
 	}
 	return map[string][]string{

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/internal/config"
 	"github.com/hubcli/hub/sandbox"
 )
@@ -91,8 +92,8 @@ func configSchema() config.Schema {
 var fileChecks = map[string]func(config.Value) error{
 	// agent: a name of the file's own ACP agents is checked after the
 	// whole file is read (checkNamedAgent).
-	"permission": func(v config.Value) error { _, err := adapters.ParsePermission(v.Any.(string)); return err },
-	"auth":       func(v config.Value) error { _, err := adapters.ParseAuth(v.Any.(string)); return err },
+	"permission": func(v config.Value) error { _, err := grant.ParseLevel(v.Any.(string)); return err },
+	"auth":       func(v config.Value) error { _, err := grant.ParseAuth(v.Any.(string)); return err },
 	"sandbox":    func(v config.Value) error { _, err := sandbox.ParseMode(v.Any.(string)); return err },
 	"output": func(v config.Value) error {
 		switch v.Any.(string) {

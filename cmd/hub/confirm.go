@@ -13,6 +13,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // approval is how a run's grant is approved: --confirm asks on the
@@ -29,11 +30,11 @@ type approval struct {
 // --confirm or --yes, and --confirm needs a "y" read from the terminal
 // (/dev/tty, not stdin, which may carry the prompt). Every refusal is
 // permission_denied/confirmation_required, and the run starts nothing.
-func (a approval) check(ctx context.Context, req adapters.Request, g adapters.Grant) error {
+func (a approval) check(ctx context.Context, req adapters.Request, g grant.Rule) error {
 	switch {
 	case a.yes:
 		return nil
-	case !a.confirm && g.Level == adapters.PermissionFull:
+	case !a.confirm && g.Level == grant.Full:
 		return events.NewError(events.BinPermissionDenied, events.ReasonConfirmationRequired,
 			"add --confirm to be asked on the terminal, or --yes to approve it ahead (scripts, CI)",
 			"--permission full lets %s do anything it can; hub runs it only when approved", req.Agent)
@@ -86,7 +87,7 @@ func readAnswer(ctx context.Context, tty io.Reader) (string, error) {
 
 // grantSummary is what --confirm shows before it asks: agent, model,
 // directory, permission and how it is held, limits, auth mode.
-func grantSummary(req adapters.Request, g adapters.Grant) string {
+func grantSummary(req adapters.Request, g grant.Rule) string {
 	var b strings.Builder
 	line := func(k, v string) {
 		if k != "" {
@@ -114,7 +115,7 @@ func grantSummary(req adapters.Request, g adapters.Grant) string {
 	}
 	line("limits", limitsSummary(req))
 	auth := "inherit (API keys in the environment are used, and billed)"
-	if req.Auth == adapters.AuthLogin {
+	if req.Auth == grant.AuthLogin {
 		auth = "login (billed API keys removed; the CLI's saved login is used)"
 	}
 	line("auth", auth)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 )
 
 // ranAgent returns a fake agent that creates marker when it runs (not for
@@ -182,7 +183,7 @@ func TestReadmePermissionTable(t *testing.T) {
 // TestGrantSummaryEscapes checks that --confirm's question shows a value
 // holding control characters quoted, so it cannot redraw the terminal.
 func TestGrantSummaryEscapes(t *testing.T) {
-	s := grantSummary(adapters.Request{Agent: "opencode", Model: "m\x1b[2J\nfake: line", Cwd: "/tmp"}, adapters.Grant{Level: adapters.PermissionFull})
+	s := grantSummary(adapters.Request{Agent: "opencode", Model: "m\x1b[2J\nfake: line", Cwd: "/tmp"}, grant.Rule{Level: grant.Full})
 	if strings.Contains(s, "\x1b") || !strings.Contains(s, `"m\x1b[2J\nfake: line"`) {
 		t.Errorf("summary shows the model unquoted:\n%s", s)
 	}

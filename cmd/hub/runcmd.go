@@ -16,6 +16,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/sandbox"
 	"github.com/hubcli/hub/statusfile"
 )
@@ -69,10 +70,10 @@ func runFlags() []cli.Flag {
 		// KeepSpace: a value is taken whole (the app disables the comma split).
 		&cli.StringSliceFlag{Name: "env", KeepSpace: true, Usage: "K=V to add to the agent's environment (repeatable; each value whole, commas and spaces included)"},
 		&cli.BoolFlag{Name: "no-fail-fast", Usage: "let the agent keep retrying errors that retrying cannot fix (HTTP 401/403) instead of stopping it at once"},
-		&cli.StringFlag{Name: "permission", Value: string(adapters.PermissionReadOnly), Usage: "what the agent may do: none (no tool), read-only (read and search the working tree), workspace-write (change files under --cwd, nothing outside it) or full (anything; needs --confirm or --yes); a level the agent cannot be held to is refused", EnvVars: []string{"HUB_PERMISSION"}},
+		&cli.StringFlag{Name: "permission", Value: string(grant.ReadOnly), Usage: "what the agent may do: none (no tool), read-only (read and search the working tree), workspace-write (change files under --cwd, nothing outside it) or full (anything; needs --confirm or --yes); a level the agent cannot be held to is refused", EnvVars: []string{"HUB_PERMISSION"}},
 		&cli.BoolFlag{Name: "confirm", Usage: "show what is about to be granted and ask for a y on the terminal (/dev/tty) before anything starts; refused without a terminal"},
 		&cli.BoolFlag{Name: "yes", Usage: "approve the grant without asking (what --permission full needs in scripts and CI)"},
-		&cli.StringFlag{Name: "auth", Value: string(adapters.AuthInherit), Usage: "inherit (the agent keeps the API keys in hub's environment) or login (billed API keys are removed, so the CLI's saved login is used)", EnvVars: []string{"HUB_AUTH"}},
+		&cli.StringFlag{Name: "auth", Value: string(grant.AuthInherit), Usage: "inherit (the agent keeps the API keys in hub's environment) or login (billed API keys are removed, so the CLI's saved login is used)", EnvVars: []string{"HUB_AUTH"}},
 		&cli.StringFlag{Name: "prices", TakesFile: true, Usage: "JSON price table (USD per million tokens) for agents that report no cost, on top of hub's own and ~/.config/" + budget.UserPricesFile, EnvVars: []string{"HUB_PRICES"}},
 		&cli.StringFlag{Name: "sandbox", Value: string(sandbox.None), Usage: "none, copy (the agent works in a copy of --cwd) or worktree (in a git worktree at HEAD with your uncommitted and untracked files): the original is left as it was, the change is reported (file.changed, run.finished.diff) and applied only with --apply", EnvVars: []string{"HUB_SANDBOX"}},
 		&cli.StringSliceFlag{Name: "protect", KeepSpace: true, Usage: "glob of paths (relative to the sandbox's root; *, **, ?, [..], {a,b}) the agent may not change: a change to one fails the run (permission_denied/protected_path) and nothing is applied; .git is always protected (repeatable; with --sandbox)"},
@@ -186,7 +187,7 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 
 	// A question on the terminal (--confirm) is asked with the status
 	// line off.
-	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithFlush(out.Flush), adapters.WithConfirm(func(ctx context.Context, req adapters.Request, g adapters.Grant) error {
+	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithFlush(out.Flush), adapters.WithConfirm(func(ctx context.Context, req adapters.Request, g grant.Rule) error {
 		return text.quiet(func() error { return p.approval.check(ctx, req, g) })
 	})}
 	fo := p.fileOptions()

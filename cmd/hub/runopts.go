@@ -19,6 +19,7 @@ import (
 	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/sandbox"
 	"github.com/hubcli/hub/statusfile"
 )
@@ -209,11 +210,11 @@ func (o runOptions) plan() (runPlan, error) {
 	if err := o.check(); err != nil {
 		return runPlan{}, err
 	}
-	perm, err := adapters.ParsePermission(orElse(o.Permission, string(adapters.PermissionReadOnly)))
+	perm, err := grant.ParseLevel(orElse(o.Permission, string(grant.ReadOnly)))
 	if err != nil {
 		return runPlan{}, usagef("run: --%v", err)
 	}
-	auth, err := adapters.ParseAuth(o.Auth)
+	auth, err := grant.ParseAuth(o.Auth)
 	if err != nil {
 		return runPlan{}, usagef("run: --%v", err)
 	}

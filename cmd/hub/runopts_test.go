@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/grant"
 )
 
 // defaultOptions are runOptions as the flags leave them for
@@ -48,8 +49,8 @@ func defaultPlan() runPlan {
 				Finalize: budget.DefaultFinalize,
 			},
 			MaxLine:       adapters.DefaultMaxLine,
-			Permission:    adapters.PermissionReadOnly,
-			Auth:          adapters.AuthInherit,
+			Permission:    grant.ReadOnly,
+			Auth:          grant.AuthInherit,
 			SchemaRetries: adapters.DefaultSchemaRetries,
 		},
 		output: "text",
@@ -136,10 +137,10 @@ func TestPlan(t *testing.T) {
 		{name: "--max-turns negative", opts: func(o *runOptions) { o.MaxTurns = -5 }, err: "--max-turns must not be negative"},
 		{name: "--max-tool-steps negative", opts: func(o *runOptions) { o.MaxToolSteps = -5 }, err: "--max-tool-steps must not be negative"},
 		{name: "--max-line", opts: func(o *runOptions) { o.MaxLine = 4096 }, want: func(p *runPlan) { p.req.MaxLine = 4096 }},
-		{name: "--permission", opts: func(o *runOptions) { o.Permission = "workspace-write" }, want: func(p *runPlan) { p.req.Permission = adapters.PermissionWorkspaceWrite }},
+		{name: "--permission", opts: func(o *runOptions) { o.Permission = "workspace-write" }, want: func(p *runPlan) { p.req.Permission = grant.WorkspaceWrite }},
 		{name: "--permission empty is the default", opts: func(o *runOptions) { o.Permission = "" }},
 		{name: "--permission unknown", opts: func(o *runOptions) { o.Permission = "write" }, err: `--permission "write": want one of none, read-only, workspace-write, full`},
-		{name: "--auth login", opts: func(o *runOptions) { o.Auth = "login" }, want: func(p *runPlan) { p.req.Auth = adapters.AuthLogin }},
+		{name: "--auth login", opts: func(o *runOptions) { o.Auth = "login" }, want: func(p *runPlan) { p.req.Auth = grant.AuthLogin }},
 		{name: "--auth unknown", opts: func(o *runOptions) { o.Auth = "key" }, err: `--auth "key": want inherit or login`},
 		{name: "--confirm", opts: func(o *runOptions) { o.Confirm = true }, want: func(p *runPlan) { p.approval.confirm = true }},
 		{name: "--yes", opts: func(o *runOptions) { o.Yes = true }, want: func(p *runPlan) { p.approval.yes = true }},

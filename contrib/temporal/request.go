@@ -8,6 +8,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/sandbox"
 )
 
@@ -87,11 +88,11 @@ func (l Limits) Budget() budget.Limits {
 // (PricesFile) and so runs on the worker, in the activity. An error says
 // which field is wrong; the activity reports it as invalid_input/bad_request.
 func (r Request) Adapters() (adapters.Request, error) {
-	perm, err := adapters.ParsePermission(orElse(r.Permission, string(adapters.PermissionReadOnly)))
+	perm, err := grant.ParseLevel(orElse(r.Permission, string(grant.ReadOnly)))
 	if err != nil {
 		return adapters.Request{}, err
 	}
-	auth, err := adapters.ParseAuth(r.Auth)
+	auth, err := grant.ParseAuth(r.Auth)
 	if err != nil {
 		return adapters.Request{}, err
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/grant"
 )
 
 func TestRequestAdapters(t *testing.T) {
@@ -31,11 +31,11 @@ func TestRequestAdapters(t *testing.T) {
 		t.Fatalf("Adapters() = %v", err)
 	}
 	want := budget.Limits{Timeout: time.Minute, IdleTimeout: time.Second, MaxCostUSD: 1.5, MaxTokens: 10, MaxTurns: 3, MaxToolSteps: 4, Grace: -1}
-	if req.Agent != "acp" || req.Bin != "opencode" || !reflect.DeepEqual(req.Args, []string{"acp"}) || req.Permission != adapters.PermissionWorkspaceWrite ||
-		req.Auth != adapters.AuthLogin || req.Limits != want || *req.AgentRetries != 2 || req.Schema == nil || req.Sandbox != "copy" || req.Cwd != "/w" {
+	if req.Agent != "acp" || req.Bin != "opencode" || !reflect.DeepEqual(req.Args, []string{"acp"}) || req.Permission != grant.WorkspaceWrite ||
+		req.Auth != grant.AuthLogin || req.Limits != want || *req.AgentRetries != 2 || req.Schema == nil || req.Sandbox != "copy" || req.Cwd != "/w" {
 		t.Errorf("Adapters() = %+v, want every field mapped", req)
 	}
-	if req, _ := (Request{Agent: "opencode", Prompt: "p"}).Adapters(); req.Permission != adapters.PermissionReadOnly || req.Prices != nil {
+	if req, _ := (Request{Agent: "opencode", Prompt: "p"}).Adapters(); req.Permission != grant.ReadOnly || req.Prices != nil {
 		t.Errorf("Adapters() of a bare request = %+v, want read-only and hub's prices", req)
 	}
 	for _, bad := range []Request{

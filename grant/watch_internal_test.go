@@ -1,4 +1,4 @@
-package adapters
+package grant
 
 import (
 	"encoding/json"
@@ -35,7 +35,7 @@ func TestWatchPaths(t *testing.T) {
 	if err := os.Symlink(cwd, viaLink); err != nil {
 		t.Fatal(err)
 	}
-	w := newPermissionGuard("x", Grant{Level: PermissionWorkspaceWrite}, viaLink)
+	w := NewWatch("x", Rule{Level: WorkspaceWrite}, viaLink)
 	tests := []struct {
 		input string
 		ok    bool
@@ -71,23 +71,23 @@ func TestWatchPaths(t *testing.T) {
 func TestWatchKinds(t *testing.T) {
 	t.Parallel()
 	all := []events.ToolKind{events.ToolShell, events.ToolRead, events.ToolWrite, events.ToolEdit, events.ToolSearch, events.ToolWeb, events.ToolMCP, events.ToolTask, events.ToolOther}
-	want := map[Permission]string{ // the kinds let through, in all's order
-		PermissionNone:           "",
-		PermissionReadOnly:       "read search web other",
-		PermissionWorkspaceWrite: "read write edit search web other",
-		PermissionFull:           "shell read write edit search web mcp task other",
+	want := map[Level]string{ // the kinds let through, in all's order
+		None:           "",
+		ReadOnly:       "read search web other",
+		WorkspaceWrite: "read write edit search web other",
+		Full:           "shell read write edit search web mcp task other",
 	}
 	for level, kinds := range want {
 		for _, confined := range []bool{false, true} {
-			g := Grant{Level: level}
+			g := Rule{Level: level}
 			wantKinds := kinds
 			if confined {
 				g.Confined = []events.ToolKind{events.ToolShell}
-				if level == PermissionReadOnly || level == PermissionWorkspaceWrite {
+				if level == ReadOnly || level == WorkspaceWrite {
 					wantKinds = "shell " + kinds
 				}
 			}
-			w := newPermissionGuard("x", g, t.TempDir())
+			w := NewWatch("x", g, t.TempDir())
 			var got []string
 			for _, k := range all {
 				if w.Check(events.ToolStarted{Name: "t", Kind: k, Input: json.RawMessage(`{"filePath":"a"}`)}) == nil {

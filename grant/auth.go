@@ -1,11 +1,9 @@
-package adapters
+package grant
 
 import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/hubcli/hub/events"
 )
 
 // Auth is how a run's agent authenticates to its provider (SPEC §6.1).
@@ -53,41 +51,13 @@ var BilledKeys = []string{
 	"OPENCODE_API_KEY",
 }
 
-// isBilledKey reports whether the K=V pair kv sets one of BilledKeys.
-func isBilledKey(kv string) bool {
+// IsBilledKey reports whether the K=V pair kv sets one of BilledKeys.
+func IsBilledKey(kv string) bool {
 	k, _, _ := strings.Cut(kv, "=")
 	return slices.Contains(BilledKeys, k)
 }
 
-// withoutBilledKeys returns env without the pairs that set a billed key.
-func withoutBilledKeys(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), isBilledKey)
-}
-
-// authConflict is the error of a request that both removes the billed keys
-// (AuthLogin) and sets one in Request.Env.
-func authConflict(req Request) *events.Error {
-	if req.Auth != AuthLogin {
-		return nil
-	}
-	for _, kv := range req.Env {
-		if isBilledKey(kv) {
-			k, _, _ := strings.Cut(kv, "=")
-			return events.NewError(events.BinInvalidInput, events.ReasonConflict,
-				"drop --env "+k+"=… to use the saved login, or use --auth inherit to use the key",
-				"--auth login removes billed API keys from the agent's environment, but --env sets %s", k)
-		}
-	}
-	return nil
-}
-
-// loginHint is the hint of a run that failed to authenticate with
-// AuthLogin: the keys were removed on purpose, so the next step is the
-// CLI's own login.
-func loginHint(info Info) string {
-	login := info.LoginHint
-	if login == "" {
-		login = "log in with " + info.Name + "'s own login command"
-	}
-	return login + " (--auth login removed the API keys from its environment so that its saved login is used; --auth inherit uses a key)"
+// WithoutBilledKeys returns env without the pairs that set a billed key.
+func WithoutBilledKeys(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), IsBilledKey)
 }

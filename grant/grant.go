@@ -1,4 +1,15 @@
-package adapters
+// Package grant is what a run's agent may do and how each agent is held to
+// it (SPEC §6.1): the permission levels (Level: none, read-only,
+// workspace-write, full), the rule by which one agent holds one level
+// (Rule, Enforcement: native, watched, refused; the agent × level table
+// each adapter fills in adapters.Info.Grants), the watch that checks every
+// tool call against the grant (Watch) with the kernel's path resolution
+// (RealPath, Within, CheckLinks), and how the agent authenticates (Auth:
+// inherit or login, and BilledKeys, the variables login removes).
+//
+// It runs nothing: the run engine (package hub) decides a run's grant with
+// For before anything starts and gives the Watch every event.
+package grant
 
 import (
 	"fmt"
@@ -14,46 +25,46 @@ import (
 	"github.com/hubcli/hub/normalize"
 )
 
-// Permission is what a run's agent may do (SPEC §6.1), granted before the
-// agent starts. The zero value means PermissionReadOnly.
-type Permission string
+// Level is what a run's agent may do (SPEC §6.1), granted before the
+// agent starts. The zero value means ReadOnly.
+type Level string
 
 // The permission levels, from the least to the most granted.
 const (
-	// PermissionNone grants no tool at all: the model only reasons (for
+	// None grants no tool at all: the model only reasons (for
 	// callers that run tools themselves).
-	PermissionNone Permission = "none"
-	// PermissionReadOnly grants reading and searching the working tree: no
+	None Level = "none"
+	// ReadOnly grants reading and searching the working tree: no
 	// write, no edit, no shell command that could write.
-	PermissionReadOnly Permission = "read-only"
-	// PermissionWorkspaceWrite grants changing files under the run's
+	ReadOnly Level = "read-only"
+	// WorkspaceWrite grants changing files under the run's
 	// working directory (Request.Cwd), nothing outside it.
-	PermissionWorkspaceWrite Permission = "workspace-write"
-	// PermissionFull grants anything the CLI can do.
-	PermissionFull Permission = "full"
+	WorkspaceWrite Level = "workspace-write"
+	// Full grants anything the CLI can do.
+	Full Level = "full"
 )
 
-// Permissions are the levels in order, the least granted first.
-var Permissions = []Permission{PermissionNone, PermissionReadOnly, PermissionWorkspaceWrite, PermissionFull}
+// Levels are the levels in order, the least granted first.
+var Levels = []Level{None, ReadOnly, WorkspaceWrite, Full}
 
-// ParsePermission returns the level named s (one of Permissions, as the
+// ParseLevel returns the level named s (one of Levels, as the
 // --permission flag spells them). Any other s is an error naming the levels.
-func ParsePermission(s string) (Permission, error) {
-	p := Permission(s)
-	if slices.Contains(Permissions, p) {
+func ParseLevel(s string) (Level, error) {
+	p := Level(s)
+	if slices.Contains(Levels, p) {
 		return p, nil
 	}
-	names := make([]string, len(Permissions))
-	for i, l := range Permissions {
+	names := make([]string, len(Levels))
+	for i, l := range Levels {
 		names[i] = string(l)
 	}
 	return "", fmt.Errorf("permission %q: want one of %s", s, strings.Join(names, ", "))
 }
 
-// OrDefault returns p, or PermissionReadOnly when p is "".
-func (p Permission) OrDefault() Permission {
+// OrDefault returns p, or ReadOnly when p is "".
+func (p Level) OrDefault() Level {
 	if p == "" {
-		return PermissionReadOnly
+		return ReadOnly
 	}
 	return p
 }
@@ -76,10 +87,10 @@ const (
 	Refused Enforcement = "refused"
 )
 
-// Grant is how one agent honours one permission level: what Info.Grants
+// Rule is how one agent honours one permission level: what Info.Grants
 // holds, and what the CLI's --confirm prompt shows.
-type Grant struct {
-	Level Permission  `json:"level"`
+type Rule struct {
+	Level Level       `json:"level"`
 	How   Enforcement `json:"how"`
 	// Means is what hub passes the CLI for the level (flags, config,
 	// environment), for people reading the table.
@@ -90,23 +101,24 @@ type Grant struct {
 	// Confined are the tool kinds beyond the level's own (see allowedKinds)
 	// that the CLI itself holds to the level, so the watch lets their calls
 	// through: a shell in Codex's sandbox, Claude Code's Bash under
-	// acceptEdits. Under PermissionNone nothing passes.
+	// acceptEdits. Under None nothing passes.
 	Confined []events.ToolKind `json:"confined,omitempty"`
 }
 
-// grantFor returns the grant of level in info, or the run's error when the
-// agent refuses the level or info has no entry for it (an adapter that
-// does not say how it holds a level cannot be trusted with it).
-func grantFor(info Info, level Permission) (Grant, *events.Error) {
-	g, ok := info.Grants[level]
+// For returns the rule of level among an agent's rules (adapters.Info.Grants),
+// or the run's error when the agent refuses the level or has no rule for
+// it (an adapter that does not say how it holds a level cannot be trusted
+// with it): permission_denied/effect_not_granted.
+func For(agent string, rules map[Level]Rule, level Level) (Rule, *events.Error) {
+	g, ok := rules[level]
 	if !ok {
-		return Grant{}, events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
+		return Rule{}, events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
 			"run it with another --permission, or report that the adapter lacks the level",
-			"%s: hub does not know how to hold %s to --permission %s, so it does not run it", info.Name, info.Name, level)
+			"%s: hub does not know how to hold %s to --permission %s, so it does not run it", agent, agent, level)
 	}
 	if g.How == Refused {
 		return g, events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted, g.Note,
-			"%s cannot be held to --permission %s, so hub does not run it with a weaker grant", info.Name, level)
+			"%s cannot be held to --permission %s, so hub does not run it with a weaker grant", agent, level)
 	}
 	g.Level = level
 	return g, nil
@@ -116,58 +128,63 @@ func grantFor(info Info, level Permission) (Grant, *events.Error) {
 // the CLI's help: none for none; reading, searching and the web (no change
 // to the machine) for read-only; those and writes and edits (whose paths
 // are checked) for workspace-write. Shells, sub-agents and MCP tools can do
-// anything, so they pass only where the CLI confines them (Grant.Confined).
+// anything, so they pass only where the CLI confines them (Rule.Confined).
 // Full lets everything through.
-func allowedKinds(level Permission) []events.ToolKind {
+func allowedKinds(level Level) []events.ToolKind {
 	switch level {
-	case PermissionReadOnly:
+	case ReadOnly:
 		return []events.ToolKind{events.ToolRead, events.ToolSearch, events.ToolWeb, events.ToolOther}
-	case PermissionWorkspaceWrite:
+	case WorkspaceWrite:
 		return []events.ToolKind{events.ToolRead, events.ToolSearch, events.ToolWeb, events.ToolOther, events.ToolWrite, events.ToolEdit}
 	}
 	return nil
 }
 
-// permissionGuard is hub's watch of a run's tool calls against its grant
+// Watch is hub's watch of a run's tool calls against its grant
 // (SPEC §6.1): a call of a kind the level does not grant, or under
 // workspace-write a write or edit whose path resolves outside the working
 // directory, stops the run at its tool.started as
 // permission_denied/effect_not_granted.
-type permissionGuard struct {
+type Watch struct {
 	agent string
-	g     Grant
+	g     Rule
 	cwd   string // the working directory as the agent is given it (PWD)
 	root  string // the working directory with every link resolved
-	// answerTool is the tool through which the CLI delivers a --schema
-	// answer (Info.AnswerTool) when the run has one: not an effect.
-	answerTool string
-	// original, in a sandboxed run, is the tree the sandbox copies: a
+	// AnswerTool is the tool through which the CLI delivers a --schema
+	// answer (adapters.Info.AnswerTool) when the run has one: not an effect.
+	AnswerTool string
+	// Original, in a sandboxed run, is the tree the sandbox copies: a
 	// write there is named as such.
-	original string
+	Original string
 }
 
-func newPermissionGuard(agent string, g Grant, cwd string) *permissionGuard {
+// NewWatch returns the watch of agent's calls under rule g in the working
+// directory cwd (relative to hub's; links resolved once here).
+func NewWatch(agent string, g Rule, cwd string) *Watch {
 	abs, err := filepath.Abs(cwd)
 	if err != nil {
 		abs = cwd
 	}
-	root, _ := realPath(abs)
-	// The agent's PWD is root (see runner.attempt).
-	return &permissionGuard{agent: agent, g: g, cwd: root, root: root}
+	root, _ := RealPath(abs)
+	// The agent's PWD is root (hub's run sets it so).
+	return &Watch{agent: agent, g: g, cwd: root, root: root}
 }
 
-func (w *permissionGuard) Check(b events.Body) *events.Error {
+// Check returns nil for an event that is not a tool.started or a call the
+// grant allows, else the permission_denied/effect_not_granted error that
+// stops the run at that call. It is safe for concurrent use.
+func (w *Watch) Check(b events.Body) *events.Error {
 	st, ok := b.(events.ToolStarted)
-	if !ok || w.g.Level == PermissionFull || w.answerTool != "" && st.Name == w.answerTool && st.Kind == events.ToolOther {
+	if !ok || w.g.Level == Full || w.AnswerTool != "" && st.Name == w.AnswerTool && st.Kind == events.ToolOther {
 		return nil
 	}
-	confined := w.g.Level != PermissionNone && slices.Contains(w.g.Confined, st.Kind)
+	confined := w.g.Level != None && slices.Contains(w.g.Confined, st.Kind)
 	if !slices.Contains(allowedKinds(w.g.Level), st.Kind) && !confined {
 		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted, w.hint(st.Kind),
 			"%s called tool %s (kind %s), which --permission %s does not grant; hub stopped the run at that call",
 			w.agent, st.Name, st.Kind, w.g.Level)
 	}
-	if w.g.Level != PermissionWorkspaceWrite || st.Kind != events.ToolWrite && st.Kind != events.ToolEdit {
+	if w.g.Level != WorkspaceWrite || st.Kind != events.ToolWrite && st.Kind != events.ToolEdit {
 		return nil
 	}
 	for _, p := range inputPaths(st.Input) {
@@ -188,23 +205,23 @@ func (w *permissionGuard) Check(b events.Body) *events.Error {
 
 // checkPath is the watch's error when the call name's path p, as abs,
 // lands outside the working directory, or where cannot be told.
-func (w *permissionGuard) checkPath(name, p, abs string) *events.Error {
+func (w *Watch) checkPath(name, p, abs string) *events.Error {
 	if !filepath.IsAbs(abs) {
 		abs = w.cwd + "/" + abs
 	}
-	real, ok := realPath(abs)
+	real, ok := RealPath(abs)
 	if !ok {
 		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
 			"give the agent paths it can write through fewer links, or use --permission full (with --yes)",
 			"%s called %s on %s: hub cannot tell where it lands (longer than PATH_MAX, or more than 40 symbolic links), so it stopped the run at that call",
 			w.agent, name, normalize.Shorten(p, 300))
 	}
-	if !within(w.root, real) {
-		if w.original != "" && within(w.original, real) {
+	if !Within(w.root, real) {
+		if w.Original != "" && Within(w.Original, real) {
 			return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
 				"in a sandboxed run the agent works in a copy: have it refer to files by paths relative to its working directory, not by the original's",
 				"%s called %s on %s, in the original tree %s rather than in its sandbox %s; hub stopped the run at that call",
-				w.agent, name, normalize.Shorten(p, 300), w.original, w.root)
+				w.agent, name, normalize.Shorten(p, 300), w.Original, w.root)
 		}
 		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted,
 			"give the agent a --cwd that holds every file it should change, or use --permission full (with --yes)",
@@ -215,9 +232,9 @@ func (w *permissionGuard) checkPath(name, p, abs string) *events.Error {
 }
 
 // hint is the next step after a call of kind was refused.
-func (w *permissionGuard) hint(kind events.ToolKind) string {
+func (w *Watch) hint(kind events.ToolKind) string {
 	switch {
-	case w.g.Level == PermissionNone:
+	case w.g.Level == None:
 		return "run it with --permission read-only (or more), or ask for an answer that needs no tool"
 	case kind == events.ToolWrite || kind == events.ToolEdit:
 		return "grant writes with --permission workspace-write, or ask for a task that changes nothing"
@@ -252,10 +269,10 @@ func inputPaths(input []byte) []string {
 }
 
 // pathMax is Linux's PATH_MAX: the kernel refuses a longer path
-// (ENAMETOOLONG), and realPath resolves no more components than it holds.
+// (ENAMETOOLONG), and RealPath resolves no more components than it holds.
 const pathMax = 4096
 
-// realPath is where a write to p (absolute, as written) lands, resolved as
+// RealPath is where a write to p (absolute, as written) lands, resolved as
 // the kernel resolves it: component by component, a symbolic link replaced
 // by its target before the components after it (so "link/.." is the parent
 // of the link's target, not the directory holding the link; a lexical
@@ -266,7 +283,7 @@ const pathMax = 4096
 // (ELOOP), or more components than PATH_MAX bytes hold in all: the kernel
 // would not open it either, and hub cannot say where it lands. It costs one
 // lstat per component.
-func realPath(p string) (real string, ok bool) {
+func RealPath(p string) (real string, ok bool) {
 	if len(p) > pathMax {
 		return p, false
 	}
@@ -303,8 +320,8 @@ func realPath(p string) (real string, ok bool) {
 	return cur, true
 }
 
-// within reports whether p is root or below it (both clean and absolute).
-func within(root, p string) bool {
+// Within reports whether p is root or below it (both clean and absolute).
+func Within(root, p string) bool {
 	return p == root || root == "/" || strings.HasPrefix(p, root+string(filepath.Separator))
 }
 
@@ -326,7 +343,7 @@ func CheckLinks(agent, dir string) error {
 	if err != nil {
 		return nil
 	}
-	root, _ := realPath(abs)
+	root, _ := RealPath(abs)
 	var why string
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		switch {
@@ -352,11 +369,11 @@ func CheckLinks(agent, dir string) error {
 // linkEscape says how a write through the link p (below root, both
 // resolved) could leave root, or "" when it cannot.
 func linkEscape(root, p string) string {
-	target, ok := realPath(p)
+	target, ok := RealPath(p)
 	switch {
 	case !ok:
 		return fmt.Sprintf("hub cannot resolve the link %s", p)
-	case !within(root, target):
+	case !Within(root, target):
 		return fmt.Sprintf("%s leads outside the working directory (to %s)", p, target)
 	}
 	// A link to a directory, or to nothing yet (a write may make it one),

@@ -1,4 +1,4 @@
-package adapters
+package grant
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ func TestWatchDotDotAfterLink(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(cwd, "out")); err != nil {
 		t.Fatal(err)
 	}
-	w := newPermissionGuard("x", Grant{Level: PermissionWorkspaceWrite}, cwd)
+	w := NewWatch("x", Rule{Level: WorkspaceWrite}, cwd)
 	for _, p := range []string{
 		"self/../x",
 		cwd + "/self/../x",
