@@ -18,6 +18,7 @@ import (
 	"github.com/hubcli/hub/internal/framer"
 	"github.com/hubcli/hub/internal/proc"
 	"github.com/hubcli/hub/normalize"
+	"github.com/hubcli/hub/redact"
 	"github.com/hubcli/hub/sandbox"
 )
 
@@ -156,7 +157,7 @@ func (r *runner) run(ctx context.Context) record {
 	if err != nil {
 		return r.notStarted([]string{inst.Path}, inst.Version, err, nil)
 	}
-	argv := Redact(append([]string{spec.Path}, spec.Args...))
+	argv := redact.Argv(append([]string{spec.Path}, spec.Args...))
 	rec, err := r.attempt(ctx, ad, spec, r.req, func(pid int) { r.started(argv, &pid, inst.Version) })
 	if err != nil {
 		return r.notStarted(argv, inst.Version, err, nil)
@@ -236,7 +237,7 @@ func (r *runner) finish(rec record) events.RunFinished {
 		e.Hint = loginHint(r.info)
 	}
 	rf.DurationMS = max(r.opt.clock().Sub(r.start).Milliseconds(), 0)
-	rf = r.s.secrets.body(rf).(events.RunFinished)
+	rf = r.s.secrets.Body(rf).(events.RunFinished)
 	r.s.emit(rf)
 	return rf
 }

@@ -125,7 +125,7 @@ func (w *stderrLines) line() {
 	if msg != text || size > stderrHold {
 		// The cut end may be the start of a credential too short to
 		// match: redacted as a cut tool output is.
-		msg = w.s.secrets.cutText(strings.TrimSuffix(msg, "…")) + fmt.Sprintf("… (line of %d bytes cut)", size)
+		msg = w.s.secrets.CutText(strings.TrimSuffix(msg, "…")) + fmt.Sprintf("… (line of %d bytes cut)", size)
 	}
 	w.s.emit(events.Notice{Kind: events.NoticeStderr, Message: msg})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/internal/framer"
 	"github.com/hubcli/hub/normalize"
+	"github.com/hubcli/hub/redact"
 )
 
 // stream turns what an agent wrote into a run's events: it triages framed
@@ -27,9 +28,9 @@ type stream struct {
 	sink  Sink
 
 	seq     int64
-	sinkErr error   // the sink's first error: from then on only run.finished is sent
-	secrets secrets // credential values to redact, of the current attempt's environment
-	notices notices // counts of the notices that can flood (see flood.go)
+	sinkErr error           // the sink's first error: from then on only run.finished is sent
+	secrets redact.Redactor // credential values to redact, of the current attempt's environment
+	notices notices         // counts of the notices that can flood (see flood.go)
 	meter   budget.Meter
 	denied  int64 // tool.finished events with status denied
 
@@ -56,7 +57,7 @@ func (s *stream) attempt(dec normalize.Decoder, maxLine int, env []string, guard
 	if x, ok := dec.(normalize.Indexed); ok {
 		x.UseIndex(&s.ix)
 	}
-	s.secrets = newSecrets(env)
+	s.secrets = redact.New(env)
 	s.maxLine = maxLine
 	if s.maxLine <= 0 {
 		s.maxLine = DefaultMaxLine
@@ -91,7 +92,7 @@ func (s *stream) emit(b events.Body) {
 	switch b.(type) {
 	case events.TextDelta:
 		d := b.(events.TextDelta)
-		if d.Text = s.secrets.delta(d.Text); d.Text != "" {
+		if d.Text = s.secrets.Delta(d.Text); d.Text != "" {
 			s.send(d)
 		}
 		return
@@ -99,12 +100,12 @@ func (s *stream) emit(b events.Body) {
 	default:
 		s.flush()
 	}
-	s.send(s.secrets.body(b))
+	s.send(s.secrets.Body(b))
 }
 
 // flush sends what the redaction of text deltas holds back.
 func (s *stream) flush() {
-	if held := s.secrets.flush(); held != "" {
+	if held := s.secrets.Flush(); held != "" {
 		s.send(events.TextDelta{Text: held})
 	}
 }

@@ -45,7 +45,7 @@ func (r *runner) structure(ctx context.Context, ad Adapter, inst Install, rec re
 		if problems == nil {
 			// A credential in the value is redacted in run.finished like
 			// anywhere else: what is left must still match.
-			if red := r.s.secrets.raw(value); !bytes.Equal(red, value) {
+			if red := r.s.secrets.Raw(value); !bytes.Equal(red, value) {
 				if _, ps, stop := r.checkAnswer(ctx, sch, normalize.Outcome{Answer: red}); stop != nil {
 					rec.Guard = stop
 					return rec

@@ -1,4 +1,4 @@
-package adapters
+package redact
 
 import (
 	"encoding/base64"
@@ -10,10 +10,8 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hubcli/hub/adapters/adaptertest/leakcheck"
-	"github.com/hubcli/hub/events"
 )
 
 // leak reports a piece of secret (gram bytes of it, or all of a shorter
@@ -77,10 +75,10 @@ func encodings(secret string) map[string]string {
 func TestSecretsEncodings(t *testing.T) {
 	t.Parallel()
 	values := []string{"sk-live-0123456789abcdefXYZ", "p@ss w0rd/with+odd&chars=1", "short-pw1"}
-	s := newSecrets([]string{"OPENAI_API_KEY=" + values[0], "DB_PASSWORD=" + values[1], "X_TOKEN=" + values[2]})
+	s := New([]string{"OPENAI_API_KEY=" + values[0], "DB_PASSWORD=" + values[1], "X_TOKEN=" + values[2]})
 	for _, v := range values {
 		for name, text := range encodings(v) {
-			got := s.str(text)
+			got := s.String(text)
 			if d, ok := leak(got, v); ok {
 				t.Errorf("%s of %q: str(%q) = %q, which decodes to %q", name, v, text, got, d)
 			}
@@ -88,7 +86,7 @@ func TestSecretsEncodings(t *testing.T) {
 				t.Errorf("%s of %q: str(%q) = %q, want the words around it kept", name, v, text, got)
 			}
 			raw, _ := json.Marshal(map[string]string{"command": text})
-			rgot := s.raw(raw)
+			rgot := s.Raw(raw)
 			var back map[string]string
 			if err := json.Unmarshal(rgot, &back); err != nil {
 				t.Errorf("%s of %q: raw(%s) = %s, not JSON: %v", name, v, raw, rgot, err)
@@ -103,7 +101,7 @@ func TestSecretsEncodings(t *testing.T) {
 		`{"command":"echo sk\u002dlive\u002d0123456789abcdefXYZ"}`,
 		`{"command":"echo \"sk-live-0123456789abcdefXYZ\" \\ done"}`,
 	} {
-		got := s.raw(json.RawMessage(in))
+		got := s.Raw(json.RawMessage(in))
 		var back map[string]string
 		if err := json.Unmarshal(got, &back); err != nil {
 			t.Errorf("raw(%s) = %s, not JSON: %v", in, got, err)
@@ -142,18 +140,18 @@ func TestSecretsNames(t *testing.T) {
 		{"SESSION_TOKEN", "12345678901", false},        // a number
 		{"SHORT_TOKEN", "abc1234", false},              // too short
 	} {
-		s := newSecrets([]string{tt.name + "=" + tt.value})
-		if got := s.str("x "+tt.value+" y") != "x "+tt.value+" y"; got != tt.want {
+		s := New([]string{tt.name + "=" + tt.value})
+		if got := s.String("x "+tt.value+" y") != "x "+tt.value+" y"; got != tt.want {
 			t.Errorf("%s=%s redacted = %v, want %v", tt.name, tt.value, got, tt.want)
 		}
 	}
 	// A URL's password, whatever the variable's name; not the rest of it.
-	s := newSecrets([]string{"DATABASE_URL=postgres://u:canarypass-41f7@db.internal:5432/app", "HTTPS_PROXY=http://proxy:8080"})
+	s := New([]string{"DATABASE_URL=postgres://u:canarypass-41f7@db.internal:5432/app", "HTTPS_PROXY=http://proxy:8080"})
 	for in, want := range map[string]string{
 		"pw canarypass-41f7 ok":                    "pw [REDACTED] ok",
 		"host db.internal:5432 and postgres://u:x": "host db.internal:5432 and postgres://u:x",
 	} {
-		if got := s.str(in); got != want {
+		if got := s.String(in); got != want {
 			t.Errorf("str(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -183,13 +181,13 @@ func TestSecretsShapes(t *testing.T) {
 		{`gh\u0070_` + strings.Repeat("a1B2c3", 6), "[REDACTED]"}, // escaped
 		{"sk%2DAb3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z", "[REDACTED]"},
 	}
-	var s secrets // nothing in the environment
+	var s Redactor // nothing in the environment
 	for _, tt := range redacted {
-		if got := s.str(tt.in); got != tt.want {
+		if got := s.String(tt.in); got != tt.want {
 			t.Errorf("str(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	src, err := os.ReadFile("run.go")
+	src, err := os.ReadFile("../events/event.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,10 +202,10 @@ func TestSecretsShapes(t *testing.T) {
 		"base64 aGVsbG8gd29ybGQ= and hex deadbeefcafebabe00ff11ee22dd33cc",
 		string(src),
 	}
-	withEnv := newSecrets([]string{"OPENAI_API_KEY=sk-live-0123456789abcdefXYZ", "DB_PASSWORD=p@ss w0rd/with+odd&chars=1", "GITHUB_PAT=" + strings.Repeat("q7W", 12)})
+	withEnv := New([]string{"OPENAI_API_KEY=sk-live-0123456789abcdefXYZ", "DB_PASSWORD=p@ss w0rd/with+odd&chars=1", "GITHUB_PAT=" + strings.Repeat("q7W", 12)})
 	for _, in := range kept {
-		for _, s := range []secrets{s, withEnv} {
-			if got := s.str(in); got != in {
+		for _, s := range []Redactor{s, withEnv} {
+			if got := s.String(in); got != in {
 				t.Errorf("str(%.200q) = %.200q, want it unchanged", in, got)
 			}
 		}
@@ -237,7 +235,7 @@ func TestSecretsDeltasAnySplit(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for ti, text := range texts {
-		want := newSecrets(env).str(text)
+		want := New(env).String(text)
 		for trial := range 60 {
 			var pieces []string
 			switch trial {
@@ -252,11 +250,11 @@ func TestSecretsDeltasAnySplit(t *testing.T) {
 					pieces, rest = append(pieces, rest[:n]), rest[n:]
 				}
 			}
-			s := newSecrets(env)
+			s := New(env)
 			var all strings.Builder
 			maxHeld := 0
 			for i, p := range pieces {
-				out := s.delta(p)
+				out := s.Delta(p)
 				maxHeld = max(maxHeld, len(s.st.buf)-s.st.ctxLen)
 				for _, secret := range []string{key, pw, ghp} {
 					if d, ok := leak(out, secret); ok {
@@ -265,7 +263,7 @@ func TestSecretsDeltasAnySplit(t *testing.T) {
 				}
 				all.WriteString(out)
 			}
-			all.WriteString(s.flush())
+			all.WriteString(s.Flush())
 			got := all.String()
 			for _, secret := range []string{key, pw, ghp, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"} {
 				if d, ok := leak(got, secret); ok {
@@ -279,42 +277,5 @@ func TestSecretsDeltasAnySplit(t *testing.T) {
 				t.Errorf("text %d trial %d: held back %d bytes", ti, trial, maxHeld)
 			}
 		}
-	}
-}
-
-// TestStreamDeltasAcrossNotices: a key streamed in pieces with notices and
-// usage between them (they do not end the text) is held back whole; an
-// event that ends the text sends what was held first.
-func TestStreamDeltasAcrossNotices(t *testing.T) {
-	t.Parallel()
-	const key = "hubcanary-3f9d2c71b5e8a604"
-	var got []events.Event
-	s := newStream("claude", options{runID: "r", clock: func() time.Time { return time.Time{} }}, func(ev events.Event) error {
-		got = append(got, ev)
-		return nil
-	})
-	s.attempt(stubDecoder{}, 0, []string{"OPENAI_API_KEY=" + key}, nil)
-	for i, p := range []string{"the key is ", "hub", "can", "ary", "-3f9", "d2c7", "1b5e", "8a60", "4 ok"} {
-		s.emit(events.TextDelta{Text: p})
-		if i%2 == 0 {
-			s.emit(events.Notice{Kind: events.NoticeUnknownEvent, Message: "x"})
-		}
-	}
-	s.emit(events.Message{Text: "the key is " + key + " ok"})
-	var deltas strings.Builder
-	for _, ev := range got {
-		if d, ok := ev.Body.(events.TextDelta); ok {
-			deltas.WriteString(d.Text)
-		}
-		b, _ := ev.MarshalJSON()
-		if _, ok := leak(string(b), key); ok {
-			t.Errorf("event %s holds the key", b)
-		}
-	}
-	if deltas.String() != "the key is [REDACTED] ok" {
-		t.Errorf("deltas put together = %q, want %q", deltas.String(), "the key is [REDACTED] ok")
-	}
-	if last := got[len(got)-1].Body; last.Type() != events.TypeMessage {
-		t.Errorf("last event %s, want the message after every delta", last.Type())
 	}
 }

@@ -1,4 +1,4 @@
-package adapters
+package redact
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/hubcli/hub/events"
 )
 
-// secrets replaces credentials with "[REDACTED]" in every string of every
+// Redactor replaces credentials with "[REDACTED]" in every string of every
 // event hub emits (SPEC §6.1: hub never logs a credential, in any
 // encoding). Two things are credentials:
 //
@@ -51,9 +51,9 @@ import (
 // that the rest of a credential whose start had to be sent (at a flush,
 // when a text ends) is still redacted.
 //
-// A secrets value is used by one run's emitting goroutine at a time; its
+// A Redactor is used by one run's emitting goroutine at a time; its
 // zero value redacts key shapes only, and does not hold deltas back.
-type secrets struct {
+type Redactor struct {
 	n  *needles    // the forms of the credential values; nil: none
 	st *deltaState // nil in the zero value
 	// notes is the text of the notices' messages (stray lines, stderr), a
@@ -86,7 +86,11 @@ const minMatch = minSecret
 // ctxKeep is how many of the last bytes sent delta keeps as context.
 const ctxKeep = 64
 
-func newSecrets(env []string) secrets {
+// New returns the redactor of a run whose agent has the environment env
+// (K=V pairs): the values of its variables named like credentials, and URL
+// passwords, in every form described at Redactor, besides the key shapes
+// any redactor finds.
+func New(env []string) Redactor {
 	var forms []string
 	seen := map[string]bool{}
 	add := func(v string) {
@@ -113,7 +117,7 @@ func newSecrets(env []string) secrets {
 			add(v)
 		}
 	}
-	s := secrets{st: &deltaState{}, notes: &deltaState{}}
+	s := Redactor{st: &deltaState{}, notes: &deltaState{}}
 	if len(forms) > 0 {
 		s.n = newNeedles(forms)
 	}
@@ -184,7 +188,7 @@ func secretForms(v string) []string {
 
 // spans returns the spans of w to redact, merged, in w's bytes; see scan
 // for from, in, final, pending and end, which are in w's bytes too.
-func (s secrets) spans(w string, from int, in carry, final bool) (spans []span, pending int, end carry) {
+func (s Redactor) spans(w string, from int, in carry, final bool) (spans []span, pending int, end carry) {
 	var vw *view
 	if s.st != nil {
 		vw, spans = &s.st.vw, s.st.spans[:0]
@@ -218,7 +222,7 @@ func (s secrets) spans(w string, from int, in carry, final bool) (spans []span, 
 }
 
 // str returns v redacted.
-func (s secrets) str(v string) string {
+func (s Redactor) String(v string) string {
 	if len(v) < minMatch && (s.n == nil || len(v) < s.n.minLen) {
 		return v
 	}
@@ -244,21 +248,21 @@ func redactSpans(v string, spans []span) string {
 	return out.String()
 }
 
-func (s secrets) ptr(v *string) *string {
+func (s Redactor) ptr(v *string) *string {
 	if v == nil {
 		return nil
 	}
-	r := s.str(*v)
+	r := s.String(*v)
 	return &r
 }
 
-func (s secrets) strs(v []string) []string {
+func (s Redactor) strs(v []string) []string {
 	if v == nil {
 		return nil
 	}
 	out := make([]string, len(v))
 	for i := range v {
-		out[i] = s.str(v[i])
+		out[i] = s.String(v[i])
 	}
 	return out
 }
@@ -266,11 +270,11 @@ func (s secrets) strs(v []string) []string {
 // raw redacts a JSON value. Matching decodes its escapes, so the spans
 // cover whole escapes; when a span ran across the JSON's own syntax, the
 // decoded strings are redacted instead.
-func (s secrets) raw(v json.RawMessage) json.RawMessage {
+func (s Redactor) Raw(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 {
 		return v
 	}
-	out := s.str(string(v))
+	out := s.String(string(v))
 	if out == string(v) {
 		return v
 	}
@@ -293,10 +297,10 @@ func (s secrets) raw(v json.RawMessage) json.RawMessage {
 }
 
 // walk redacts every string, and every object key, of a decoded JSON value.
-func (s secrets) walk(x any) any {
+func (s Redactor) walk(x any) any {
 	switch x := x.(type) {
 	case string:
-		return s.str(x)
+		return s.String(x)
 	case []any:
 		for i := range x {
 			x[i] = s.walk(x[i])
@@ -304,7 +308,7 @@ func (s secrets) walk(x any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, v := range x {
-			out[s.str(k)] = s.walk(v)
+			out[s.String(k)] = s.walk(v)
 		}
 		return out
 	}
@@ -313,10 +317,10 @@ func (s secrets) walk(x any) any {
 
 // body returns b with every string field redacted. A TextDelta is redacted
 // on its own here; Run's deltas go through delta.
-func (s secrets) body(b events.Body) events.Body {
+func (s Redactor) Body(b events.Body) events.Body {
 	switch b := b.(type) {
 	case events.TextDelta:
-		b.Text = s.str(b.Text)
+		b.Text = s.String(b.Text)
 		return b
 	case events.Message:
 		b.Text = s.text(b.Text)
@@ -325,40 +329,40 @@ func (s secrets) body(b events.Body) events.Body {
 		b.Text = s.text(b.Text)
 		return b
 	case events.SessionStarted:
-		b.SessionID, b.Model, b.Tools = s.str(b.SessionID), s.ptr(b.Model), s.strs(b.Tools)
+		b.SessionID, b.Model, b.Tools = s.String(b.SessionID), s.ptr(b.Model), s.strs(b.Tools)
 		return b
 	case events.ToolStarted:
-		b.CallID, b.Name, b.Input = s.str(b.CallID), s.str(b.Name), s.raw(b.Input)
+		b.CallID, b.Name, b.Input = s.String(b.CallID), s.String(b.Name), s.Raw(b.Input)
 		return b
 	case events.ToolFinished:
-		b.CallID, b.Name = s.str(b.CallID), s.str(b.Name)
+		b.CallID, b.Name = s.String(b.CallID), s.String(b.Name)
 		if b.Truncated {
-			b.Output = s.cutText(b.Output)
+			b.Output = s.CutText(b.Output)
 		} else {
-			b.Output = s.str(b.Output)
+			b.Output = s.String(b.Output)
 		}
 		return b
 	case events.Usage:
 		b.Model = s.ptr(b.Model)
 		return b
 	case events.Notice:
-		b.Message, b.Data = s.textOf(s.notes, s.cutEnds(b.Message)), s.raw(b.Data)
+		b.Message, b.Data = s.textOf(s.notes, s.cutEnds(b.Message)), s.Raw(b.Data)
 		return b
 	case events.RunStarted:
-		b.Argv, b.Cwd, b.AgentVersion = s.strs(b.Argv), s.str(b.Cwd), s.ptr(b.AgentVersion)
+		b.Argv, b.Cwd, b.AgentVersion = s.strs(b.Argv), s.String(b.Cwd), s.ptr(b.AgentVersion)
 		if sb := b.Sandbox; sb != nil {
-			b.Sandbox = &events.Sandbox{Mode: sb.Mode, Root: s.str(sb.Root), Dir: s.str(sb.Dir)}
+			b.Sandbox = &events.Sandbox{Mode: sb.Mode, Root: s.String(sb.Root), Dir: s.String(sb.Dir)}
 		}
 		return b
 	case events.FileChanged:
-		b.Path, b.OldPath, b.Protected = s.str(b.Path), s.ptr(b.OldPath), s.str(b.Protected)
+		b.Path, b.OldPath, b.Protected = s.String(b.Path), s.ptr(b.OldPath), s.String(b.Protected)
 		return b
 	case events.RunFinished:
-		b.Text, b.SessionID, b.Structured = s.answer(b.Text), s.ptr(b.SessionID), s.raw(b.Structured)
+		b.Text, b.SessionID, b.Structured = s.answer(b.Text), s.ptr(b.SessionID), s.Raw(b.Structured)
 		b.Diff = s.ptr(b.Diff)
 		if b.Error != nil {
 			e := *b.Error
-			e.Message, e.Hint = s.joined(s.cutEnds(e.Message)), s.str(e.Hint)
+			e.Message, e.Hint = s.joined(s.cutEnds(e.Message)), s.String(e.Hint)
 			b.Error = &e
 		}
 		return b
@@ -369,10 +373,10 @@ func (s secrets) body(b events.Body) events.Body {
 // delta redacts a text delta of a run as part of all the run's deltas: it
 // returns the text to send now (redacted) and holds back the end that could
 // be the start of something to redact.
-func (s secrets) delta(text string) string {
+func (s Redactor) Delta(text string) string {
 	st := s.st
 	if st == nil {
-		return s.str(text)
+		return s.String(text)
 	}
 	var fresh string // with nothing held, what is sent may be text itself
 	if len(st.buf) == st.ctxLen {
@@ -388,13 +392,13 @@ func (s secrets) delta(text string) string {
 // lines, is redacted in the second (all but a start too short to match,
 // see minMatch). v itself is never held back. While deltas are held (a
 // notice between two deltas), v is redacted on its own.
-func (s secrets) text(v string) string { return s.textOf(s.st, v) }
+func (s Redactor) text(v string) string { return s.textOf(s.st, v) }
 
 // textOf is text in the text st: the deltas' and messages', or the
 // notices'.
-func (s secrets) textOf(st *deltaState, v string) string {
+func (s Redactor) textOf(st *deltaState, v string) string {
 	if st == nil || len(st.buf) != st.ctxLen {
-		return s.str(v)
+		return s.String(v)
 	}
 	st.buf = append(st.buf, v...)
 	out := st.send(s, true, v)
@@ -410,9 +414,9 @@ const lineJoin = " | "
 // joined redacts v, an error message that may join stderr lines with
 // lineJoin, as if the lines were one text: a credential split across two
 // lines is redacted in each piece.
-func (s secrets) joined(v string) string {
+func (s Redactor) joined(v string) string {
 	if !strings.Contains(v, lineJoin) {
-		return s.str(v)
+		return s.String(v)
 	}
 	parts := strings.Split(v, lineJoin)
 	c := strings.Join(parts, "")
@@ -442,7 +446,7 @@ func (s secrets) joined(v string) string {
 // cutText redacts v, a text hub cut short (a tool output over its cap):
 // its end may be the start of a credential, too short to match by itself,
 // so an end that could still become one is redacted too.
-func (s secrets) cutText(v string) string {
+func (s Redactor) CutText(v string) string {
 	spans, pending, _ := s.spans(v, 0, carry{}, false)
 	if pending < len(v) {
 		spans = normalizeSpans(append(spans, span{pending, len(v)}))
@@ -455,13 +459,13 @@ func (s secrets) cutText(v string) string {
 // in it), the cut end may be the start of a credential too short to match
 // by itself, as in a cut tool output (cutText). A "…" the agent wrote
 // itself costs at most an end that could begin a credential.
-func (s secrets) cutEnds(v string) string {
+func (s Redactor) cutEnds(v string) string {
 	if !strings.Contains(v, "…") {
 		return v
 	}
 	parts := strings.Split(v, "…")
 	for i := range parts[:len(parts)-1] {
-		parts[i] = s.cutText(parts[i])
+		parts[i] = s.CutText(parts[i])
 	}
 	return strings.Join(parts, "…")
 }
@@ -469,17 +473,17 @@ func (s secrets) cutEnds(v string) string {
 // answer redacts the run's final text as it was redacted when it went out
 // as a message (see text), so that the answer and that message agree; any
 // other text on its own.
-func (s secrets) answer(v string) string {
+func (s Redactor) answer(v string) string {
 	if st := s.st; st != nil && v == st.lastIn && v != "" {
 		return st.lastOut
 	}
-	return s.str(v)
+	return s.String(v)
 }
 
 // flush returns the text the deltas held back, redacted, to send before an
 // event that ends the text ("" when none). What comes after starts anew,
 // but for the context kept.
-func (s secrets) flush() string {
+func (s Redactor) Flush() string {
 	st := s.st
 	if st == nil || len(st.buf) == st.ctxLen {
 		return ""
@@ -492,7 +496,7 @@ func (s secrets) flush() string {
 // send sends what it can of the held text: all of it with final. When
 // the held text is fresh (it is all the caller's text), what is sent
 // unchanged is a substring of it rather than a copy.
-func (st *deltaState) send(s secrets, final bool, fresh string) (out string) {
+func (st *deltaState) send(s Redactor, final bool, fresh string) (out string) {
 	w := unsafe.String(unsafe.SliceData(st.buf), len(st.buf))
 	from := st.ctxLen
 	scanned := w

@@ -1,4 +1,4 @@
-package adapters
+package redact
 
 import (
 	"encoding/json"
@@ -28,26 +28,26 @@ func TestSecretsDeltas(t *testing.T) {
 		{[]string{"plain text ", "with no key"}, "plain text with no key"},
 	}
 	for _, tt := range tests {
-		s := newSecrets([]string{"MY_API_KEY=" + key, "GH_TOKEN=TOKENVALUE42", "PATH=/bin", "SHORT_TOKEN=abc"})
+		s := New([]string{"MY_API_KEY=" + key, "GH_TOKEN=TOKENVALUE42", "PATH=/bin", "SHORT_TOKEN=abc"})
 		var b strings.Builder
 		for _, d := range tt.deltas {
-			out := s.delta(d)
+			out := s.Delta(d)
 			b.WriteString(out)
 			if strings.Contains(b.String(), "sk-live-0123456789") || strings.Contains(b.String(), "TOKENVALUE42") {
 				t.Fatalf("deltas %q: sent %q, which holds a key", tt.deltas, b.String())
 			}
 		}
-		b.WriteString(s.flush())
+		b.WriteString(s.Flush())
 		if got := b.String(); got != tt.want {
 			t.Errorf("deltas %q put together = %q, want %q", tt.deltas, got, tt.want)
 		}
-		if held := s.flush(); held != "" {
+		if held := s.Flush(); held != "" {
 			t.Errorf("deltas %q: flush after flush = %q, want \"\"", tt.deltas, held)
 		}
 	}
 	// Without secrets, deltas pass through untouched.
-	var none secrets
-	if got := none.delta("sk-live-0123456789"); got != "sk-live-0123456789" || none.flush() != "" {
+	var none Redactor
+	if got := none.Delta("sk-live-0123456789"); got != "sk-live-0123456789" || none.Flush() != "" {
 		t.Errorf("no secrets: delta = %q", got)
 	}
 }
@@ -57,7 +57,7 @@ func TestSecretsDeltas(t *testing.T) {
 func TestSecretsEveryField(t *testing.T) {
 	t.Parallel()
 	const key = "sk-live-0123456789"
-	s := newSecrets([]string{"MY_API_KEY=" + key})
+	s := New([]string{"MY_API_KEY=" + key})
 	k, pk := "x"+key, ptr("x"+key)
 	bodies := []events.Body{
 		events.RunStarted{Argv: []string{k}, Cwd: k, AgentVersion: pk},
@@ -70,7 +70,7 @@ func TestSecretsEveryField(t *testing.T) {
 		events.RunFinished{Text: k, SessionID: pk, Error: events.NewError(events.BinInternal, "", k, "%s", k), CostSource: events.CostUnknown},
 	}
 	for _, b := range bodies {
-		ev := events.Event{RunID: "r", Agent: "a", Body: s.body(b)}
+		ev := events.Event{RunID: "r", Agent: "a", Body: s.Body(b)}
 		enc, err := ev.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -92,7 +92,7 @@ func ptr(s string) *string { return &s }
 func TestSecretsFragments(t *testing.T) {
 	t.Parallel()
 	key := "sk-ant-api03-" + strings.Repeat("AbCdEfGhIj0123456789", 4) + "kLmNoPqRsTuVwXyZ-_0123456789abcdefAA" // 129 bytes
-	s := newSecrets([]string{"ANTHROPIC_API_KEY=" + key, "GH_TOKEN=TOKENVALUE42", `DB_PASSWORD=p4ss\wo"rd-0123456789`})
+	s := New([]string{"ANTHROPIC_API_KEY=" + key, "GH_TOKEN=TOKENVALUE42", `DB_PASSWORD=p4ss\wo"rd-0123456789`})
 	tests := []struct{ in, want string }{
 		{"pi: 401 invalid x-api-key " + key[:80] + "…", "pi: 401 invalid x-api-key [REDACTED]…"},   // cut: its start
 		{"near \"" + key[len(key)-50:] + "\" end", "near \"[REDACTED]\" end"},                      // cut: its end
@@ -105,7 +105,7 @@ func TestSecretsFragments(t *testing.T) {
 		{"no key here", "no key here"},
 	}
 	for _, tt := range tests {
-		if got := s.str(tt.in); got != tt.want {
+		if got := s.String(tt.in); got != tt.want {
 			t.Errorf("str(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -116,21 +116,21 @@ func TestSecretsFragments(t *testing.T) {
 		{`{"a":"p4ss\\wo\"rd-0123456789"}`, `{"a":"[REDACTED]"}`},
 		{`{"a":"x p4ss\\wo\"rd-012"}`, `{"a":"x [REDACTED]"}`},
 	} {
-		got := s.raw(json.RawMessage(tt.in))
+		got := s.Raw(json.RawMessage(tt.in))
 		if string(got) != tt.want || !json.Valid(got) {
 			t.Errorf("raw(%s) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
 	// A cut that ends inside an escape: the decoded strings are redacted.
 	in := `{"a":"p4ss\\wo\"rd-0123456789","n":1.50}`
-	s2 := newSecrets([]string{`DB_PASSWORD=X_p4ss\wo"rd-0123456789`})
-	if got := s2.raw(json.RawMessage(in)); strings.Contains(string(got), "rd-0123456789") || !json.Valid(got) {
+	s2 := New([]string{`DB_PASSWORD=X_p4ss\wo"rd-0123456789`})
+	if got := s2.Raw(json.RawMessage(in)); strings.Contains(string(got), "rd-0123456789") || !json.Valid(got) {
 		t.Errorf("raw(%s) = %s, want the end of the value redacted, valid JSON", in, got)
 	}
 	// Deltas: a start of a key cut off by the next other event is redacted
 	// when it is flushed.
-	d := newSecrets([]string{"ANTHROPIC_API_KEY=" + key})
-	if got := d.delta("key: "+key[:30]) + d.flush(); got != "key: [REDACTED]" {
+	d := New([]string{"ANTHROPIC_API_KEY=" + key})
+	if got := d.Delta("key: "+key[:30]) + d.Flush(); got != "key: [REDACTED]" {
 		t.Errorf("delta then flush of a cut key = %q, want %q", got, "key: [REDACTED]")
 	}
 }

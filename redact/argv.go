@@ -1,4 +1,4 @@
-package adapters
+package redact
 
 import (
 	"regexp"
@@ -17,12 +17,12 @@ var secretName = regexp.MustCompile(`(?i)(api[-_]?key|token|secret|password|pass
 // is hub's own command line for the agent).
 var secretValue = regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{8,}|ghp_[A-Za-z0-9]{8,}|xox[abp]-[A-Za-z0-9-]{8,})`)
 
-// Redact returns a copy of argv with credential values replaced by
+// Argv returns a copy of argv with credential values replaced by
 // "[REDACTED]": the value after a flag named like a key, token, secret or
 // password ("--api-key X"), the value of NAME=VALUE and --name=VALUE with
 // such a name, and anything that looks like a provider key (secretValue,
 // and the key shapes that every event's strings are redacted of).
-func Redact(argv []string) []string {
+func Argv(argv []string) []string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
 		switch {
@@ -34,7 +34,7 @@ func Redact(argv []string) []string {
 				a = k + "=[REDACTED]"
 			}
 		}
-		out[i] = secrets{}.str(secretValue.ReplaceAllString(a, "[REDACTED]"))
+		out[i] = Redactor{}.String(secretValue.ReplaceAllString(a, "[REDACTED]"))
 	}
 	return out
 }

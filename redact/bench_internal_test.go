@@ -1,4 +1,4 @@
-package adapters
+package redact
 
 import (
 	"os"
@@ -9,13 +9,13 @@ import (
 // BenchmarkRedact measures redaction alone, per byte of text: str on a
 // whole text (a tool's output, a message) and delta on the same text
 // streamed in deltas of 8 bytes, with no credential in the environment
-// (key shapes only) and with three; on Go source (run.go, escapes and
+// (key shapes only) and with three; on Go source (events/event.go, escapes and
 // punctuation) and on prose. Neither text holds anything to redact: this
 // is the cost every event pays.
 //
-//	go test -run XXX -bench Redact ./adapters
+//	go test -run XXX -bench Redact ./redact
 func BenchmarkRedact(b *testing.B) {
-	src, err := os.ReadFile("run.go")
+	src, err := os.ReadFile("../events/event.go")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,11 +31,11 @@ func BenchmarkRedact(b *testing.B) {
 		for _, name := range []string{"code", "prose"} {
 			text := texts[name]
 			b.Run("str/"+env+"/"+name, func(b *testing.B) {
-				s := newSecrets(envs[env])
+				s := New(envs[env])
 				b.SetBytes(int64(len(text)))
 				b.ReportAllocs()
 				for b.Loop() {
-					if s.str(text) != text {
+					if s.String(text) != text {
 						b.Fatal("redacted")
 					}
 				}
@@ -46,14 +46,14 @@ func BenchmarkRedact(b *testing.B) {
 				deltas, t = append(deltas, t[:n]), t[n:]
 			}
 			b.Run("delta/"+env+"/"+name, func(b *testing.B) {
-				s := newSecrets(envs[env])
+				s := New(envs[env])
 				b.SetBytes(int64(len(text)))
 				b.ReportAllocs()
 				for b.Loop() {
 					for _, d := range deltas {
-						s.delta(d)
+						s.Delta(d)
 					}
-					s.flush()
+					s.Flush()
 				}
 			})
 		}

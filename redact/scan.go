@@ -1,4 +1,4 @@
-package adapters
+package redact
 
 import (
 	"sort"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// This file finds what secrets (secrets.go) redacts in a text: pieces of
+// This file finds what a Redactor (redactor.go) redacts in a text: pieces of
 // credential values in any of their forms (needles), and strings shaped
 // like keys whatever the environment holds. Matching runs on the text's
 // view: the text with its escapes decoded (view.go), so that an escape
