@@ -23,7 +23,7 @@
 # .npmrc: omit-lockfile-registry-resolved), so npm fetches from the registry
 # it is configured with. A Go test (adapters/all TestInstallPins) checks the
 # projects and their locks against each adapter's TestedVersion and
-# MinVersion; README.md ("Agent CLI versions") says how to change a pin.
+# MinVersion; docs/agents.md ("Agent CLI versions") says how to change a pin.
 #
 # npm ci replaces node_modules as a whole. With names it installs those
 # workspaces only (npm ci --workspace) together with the ones an earlier run

@@ -168,15 +168,15 @@ func TestAuthLoginHint(t *testing.T) {
 	}
 }
 
-// TestReadmePermissionTable checks that README.md holds the agent × level
-// table as the adapters declare it (hub agents --permissions).
+// TestReadmePermissionTable checks that docs/permissions.md holds the
+// agent × level table as the adapters declare it (hub agents --permissions).
 func TestReadmePermissionTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/permissions.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(b), permissionTable()) {
-		t.Errorf("README.md does not hold the table `hub agents --permissions` prints; paste it in:\n%s", permissionTable())
+		t.Errorf("docs/permissions.md does not hold the table `hub agents --permissions` prints; paste it in:\n%s", permissionTable())
 	}
 }
 
