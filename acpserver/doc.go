@@ -1,7 +1,7 @@
 // Package acpserver is hub as an Agent Client Protocol (ACP) agent: it
 // serves one ACP connection (JSON-RPC 2.0, one message a line, usually on
 // stdio) for an editor or any ACP client, and runs each session/prompt as
-// one hub run (adapters.Run) of the agent a Request template names, with
+// one hub run (hub.Run) of the agent a Request template names, with
 // that template's limits, permission, sandbox and environment. The run's
 // hub events go back to the client as session/update notifications as
 // they happen, and the run's outcome becomes the prompt's stop reason or

@@ -16,6 +16,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
 )
@@ -28,10 +29,10 @@ type Config struct {
 	// agent's session id from the session's previous run (the template's
 	// for a session's first prompt). Everything else (model, limits,
 	// permission, sandbox, env, …) is used as it is.
-	Request adapters.Request
-	// Options are given to every run (adapters.WithKill, WithOrphans,
+	Request hub.Request
+	// Options are given to every run (hub.WithKill, WithOrphans,
 	// WithConfirm, …). A WithRunID here would give every run the same id.
-	Options []adapters.Option
+	Options []hub.Option
 	// Version is hub's version, sent in initialize's agentInfo; "" sends
 	// "(devel)".
 	Version string
@@ -247,7 +248,7 @@ func (s *server) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptRespo
 	defer s.runs.Done()
 
 	var u Updates
-	fin := adapters.Run(runCtx, req, func(ev events.Event) error {
+	fin := hub.Run(runCtx, req, func(ev events.Event) error {
 		if s.cfg.Events != nil {
 			s.cfg.Events(string(p.SessionId), ev)
 		}

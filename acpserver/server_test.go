@@ -16,14 +16,14 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/acpserver"
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
-	"github.com/hubcli/hub/adapters/adaptertest/fakeagent"
 	_ "github.com/hubcli/hub/adapters/all"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest"
+	"github.com/hubcli/hub/hubtest/fakeagent"
 )
 
 // init plays the fake agent when the test binary is started as one (the
@@ -46,7 +46,7 @@ func fake(t *testing.T, dialect, fault string, size int) string {
 	bin := filepath.Join(t.TempDir(), dialect)
 	script := fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 %s=%s %s=%s %s=%d exec %q \"$@\"\n",
 		fakeagent.EnvDialect, dialect, fakeagent.EnvFault, fault, fakeagent.EnvSize, size, exe)
-	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	return bin
@@ -58,7 +58,7 @@ func fakeOpencode(t *testing.T, body string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "opencode")
 	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 1.18.33; exit 0; fi\n" + body + "\n"
-	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	return bin
@@ -205,9 +205,9 @@ func (c *conn) prompt(t *testing.T, s acp.SessionId, text string) (acp.PromptRes
 // template is the request of a test's runs: the agent at bin, a grace
 // short enough for the tests (nothing here ignores SIGTERM), and the
 // environment marker Leftovers looks for.
-func template(t *testing.T, agent, bin string) (adapters.Request, string) {
+func template(t *testing.T, agent, bin string) (hub.Request, string) {
 	marker := "HUB_ACPSERVER_TEST=" + t.TempDir()
-	return adapters.Request{Agent: agent, Bin: bin, Permission: grant.Full,
+	return hub.Request{Agent: agent, Bin: bin, Permission: grant.Full,
 		Env: []string{marker}, Limits: budget.Limits{Grace: 500 * time.Millisecond}}, marker
 }
 
@@ -456,7 +456,7 @@ func TestCancel(t *testing.T) {
 	c := serve(t, acpserver.Config{Request: req})
 	s := c.session(t)
 	res := running(t, c, s)
-	if left := adaptertest.Leftovers(marker); len(left) < 2 {
+	if left := hubtest.Leftovers(marker); len(left) < 2 {
 		t.Fatalf("the agent and its grandchild are not running: %v", left)
 	}
 	if err := c.Cancel(t.Context(), acp.CancelNotification{SessionId: s}); err != nil {
@@ -466,7 +466,7 @@ func TestCancel(t *testing.T) {
 	if r.err != nil || r.resp.StopReason != acp.StopReasonCancelled {
 		t.Fatalf("session/prompt = %+v, %v; want cancelled", r.resp, r.err)
 	}
-	if left := adaptertest.Leftovers(marker); len(left) > 0 {
+	if left := hubtest.Leftovers(marker); len(left) > 0 {
 		t.Errorf("processes of the run alive after the prompt answered: %v", left)
 	}
 	if e := lastFinished(t, c).Error; e == nil || e.Bin != events.BinCancelled {
@@ -510,7 +510,7 @@ func TestConnectionClosed(t *testing.T) {
 	if err := c.close(); err != nil {
 		t.Errorf("Serve = %v, want nil", err)
 	}
-	if left := adaptertest.Leftovers(marker); len(left) > 0 {
+	if left := hubtest.Leftovers(marker); len(left) > 0 {
 		t.Errorf("processes of the run alive after Serve returned: %v", left)
 	}
 	if e := lastFinished(t, c).Error; e == nil || e.Bin != events.BinCancelled {

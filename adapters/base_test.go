@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestBase: Name and Info come from the Info value; Detect probes the
@@ -18,7 +18,7 @@ func TestBase(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "agent")
 	// Prints a version only for -V: --version would be unparseable.
 	script := "#!/bin/sh\nif [ \"$1\" = -V ]; then echo 'agent 1.2.3'; else echo usage; fi\n"
-	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	info := adapters.Info{Name: "base-test", Binary: "agent", MinVersion: "1.2.0", VersionArgs: []string{"-V"}, ProbeTimeout: 30 * time.Second}

@@ -166,7 +166,7 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	// background update check) is stopped when it exits.
 	sup, err := proc.Launch(proc.Spec{Path: path, Args: p.args(), Env: os.Environ(), StderrTail: probeOutput})
 	if errors.Is(err, proc.ErrGuard) {
-		return "", guardError(path, err)
+		return "", GuardError(path, err)
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC) {
@@ -321,4 +321,12 @@ func (h *headWriter) String() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return string(h.buf)
+}
+
+// GuardError is the run error of a process whose guard could not start:
+// hub's own failure, not the agent's.
+func GuardError(path string, err error) *events.Error {
+	return events.NewError(events.BinInternal, "",
+		"hub runs each agent below a copy of itself: /proc must be mounted and hub's own binary executable (/proc/self/exe), with processes to spare; report it if that holds",
+		"cannot start %s: %v", path, err)
 }

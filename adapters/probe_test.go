@@ -10,9 +10,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/internal/proc"
 )
 
@@ -27,7 +28,7 @@ func TestProbeLeavesNothing(t *testing.T) {
 	bin := filepath.Join(dir, "agent")
 	script := "#!/bin/sh\n( setsid sh -c 'trap \"\" TERM; echo $$ > " + pidfile + "; exec sleep 300' </dev/null >/dev/null 2>&1 & )\n" +
 		"while [ ! -s " + pidfile + " ]; do sleep 0.01; done\necho 1.18.33\n"
-	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	probe := adapters.VersionProbe{Info: adapters.Info{Name: "x", Binary: "agent", MinVersion: "1.0.0"}}
@@ -52,13 +53,13 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	bin, ran := filepath.Join(dir, "opencode"), filepath.Join(dir, "ran")
-	if err := adaptertest.WriteScript(bin, []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\necho 1.18.33\n")); err != nil {
+	if err := hubtest.WriteScript(bin, []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\necho 1.18.33\n")); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancelCause(t.Context())
 	cause := events.NewError(events.BinInvalidInput, "prompt_too_large", "use a smaller prompt", "prompt too large")
 	cancel(cause)
-	fin := adapters.Run(ctx, adapters.Request{Agent: "opencode", Bin: bin, Prompt: "x"}, func(events.Event) error { return nil })
+	fin := hub.Run(ctx, hub.Request{Agent: "opencode", Bin: bin, Prompt: "x"}, func(events.Event) error { return nil })
 	if fin.OK || fin.Error == nil || fin.Error.Reason != "prompt_too_large" {
 		t.Errorf("run.finished %+v, want the cause's error", fin.Error)
 	}

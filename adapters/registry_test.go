@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	_ "github.com/hubcli/hub/adapters/opencode" // registered, for the registry and probe tests
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/normalize"
 )
 
@@ -58,7 +59,7 @@ func TestRegistry(t *testing.T) {
 // version, and is killed.
 func TestProbeTimeout(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "agent")
-	if err := adaptertest.WriteScript(bin, []byte("#!/bin/sh\nexec sleep 30\n")); err != nil {
+	if err := hubtest.WriteScript(bin, []byte("#!/bin/sh\nexec sleep 30\n")); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -78,7 +79,7 @@ func TestProbeTimeout(t *testing.T) {
 func TestProbeFails(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "agent")
 	script := "#!/bin/sh\necho 'file:///x/bin/codex.js:100' >&2\necho 'Error: Missing optional dependency @openai/codex-linux-x64. Reinstall Codex.' >&2\necho 'Node.js v20.20.2' >&2\nexit 1\n"
-	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	inst, err := adapters.VersionProbe{Info: adapters.Info{Binary: "agent", InstallHint: "npm i -g agent"}}.Detect(t.Context(), bin)

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // The version cache's tests are not parallel: each sets its own
@@ -59,7 +59,7 @@ func (a *countingAgent) script(version string) string {
 
 func (a *countingAgent) write(path, version string) {
 	a.t.Helper()
-	if err := adaptertest.WriteScript(path, []byte(a.script(version))); err != nil {
+	if err := hubtest.WriteScript(path, []byte(a.script(version))); err != nil {
 		a.t.Fatal(err)
 	}
 }

@@ -35,7 +35,7 @@ type Limits struct {
 	Grace        time.Duration // SIGTERM → SIGKILL; 0 means DefaultGrace, < 0 none
 	Linger       time.Duration // terminal event → kill; 0 means DefaultLinger, < 0 none
 	// Finalize is the time limit of the final-answer resume after the run
-	// crossed MaxToolSteps (see adapters.FinalAnswerPrompt); 0 means
+	// crossed MaxToolSteps (see hub.FinalAnswerPrompt); 0 means
 	// DefaultFinalize, a negative value turns the resume off.
 	Finalize time.Duration
 }

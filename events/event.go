@@ -322,7 +322,7 @@ type RunFinished struct {
 	Structured json.RawMessage `json:"structured,omitempty"`
 	// Diff is a sandboxed run's change (SPEC §6.3): a git-style unified
 	// diff, "" when the agent changed nothing, cut at a line's end to
-	// adapters.DiffCap bytes; DiffBytes is its whole size. Both are nil,
+	// hub.DiffCap bytes; DiffBytes is its whole size. Both are nil,
 	// and absent from the JSON, in a run without a sandbox (or when the
 	// change could not be read: then the error says why).
 	Diff      *string `json:"diff,omitempty"`

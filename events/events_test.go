@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -62,7 +62,7 @@ func TestPartialField(t *testing.T) {
 		t.Errorf("run.finished with Partial = %s, want \"partial\":true", b)
 	}
 	bad := bytes.Replace(enc(events.RunFinished{OK: true, CostSource: events.CostUnknown}), []byte(`"ok":true`), []byte(`"ok":true,"partial":true`), 1)
-	if err := adaptertest.ValidateLine(bad); err == nil {
+	if err := hubtest.ValidateLine(bad); err == nil {
 		t.Errorf("ValidateLine(%s) = nil, want an error: an ok run is never partial", bad)
 	}
 }
@@ -77,7 +77,7 @@ func TestEncodeValidatesAgainstSchema(t *testing.T) {
 		if err != nil {
 			t.Fatalf("MarshalJSON(%T) error: %v", body, err)
 		}
-		if err := adaptertest.ValidateLine(b); err != nil {
+		if err := hubtest.ValidateLine(b); err != nil {
 			t.Errorf("ValidateLine(%T): %v", body, err)
 		}
 		if !json.Valid(b) {
@@ -88,7 +88,7 @@ func TestEncodeValidatesAgainstSchema(t *testing.T) {
 		}
 	}
 	// The stream has several run.finished: ValidateStream must reject it.
-	if err := adaptertest.ValidateStream(stream.Bytes()); err == nil {
+	if err := hubtest.ValidateStream(stream.Bytes()); err == nil {
 		t.Errorf("ValidateStream(stream with 3 run.finished) = nil, want error")
 	}
 }
@@ -173,7 +173,7 @@ func TestBinsExitCodesAndReasons(t *testing.T) {
 		for _, r := range b.Reasons() {
 			body := events.RunFinished{Error: events.NewError(b, r, "h", "m"), CostSource: events.CostUnknown}
 			line, _ := events.Event{TS: ts, RunID: "r", Agent: "a", Body: body}.MarshalJSON()
-			if err := adaptertest.ValidateLine(line); err != nil {
+			if err := hubtest.ValidateLine(line); err != nil {
 				t.Errorf("schema rejects %s/%s: %v", b, r, err)
 			}
 		}
@@ -181,12 +181,12 @@ func TestBinsExitCodesAndReasons(t *testing.T) {
 	// A reason from another bin must be rejected by the schema.
 	body := events.RunFinished{Error: events.NewError(events.BinTimeout, events.ReasonAuth, "", "x"), CostSource: events.CostUnknown}
 	line, _ := events.Event{TS: ts, RunID: "r", Agent: "a", Body: body}.MarshalJSON()
-	if err := adaptertest.ValidateLine(line); err == nil {
+	if err := hubtest.ValidateLine(line); err == nil {
 		t.Errorf("schema accepts timeout/auth, want rejection")
 	}
 	// ok:false without an error must be rejected.
 	line, _ = events.Event{TS: ts, RunID: "r", Agent: "a", Body: events.RunFinished{CostSource: events.CostUnknown}}.MarshalJSON()
-	if err := adaptertest.ValidateLine(line); err == nil {
+	if err := hubtest.ValidateLine(line); err == nil {
 		t.Errorf("schema accepts ok:false with error null, want rejection")
 	}
 }

@@ -2,7 +2,7 @@
 // providers the agent CLIs call, so tests can run the real CLIs offline:
 // hub's own tests, and the tests of programs that wrap hub (point the CLI's
 // provider at [Server.URL], put a [Scenario] marker word in the prompt, and
-// check what hub made of the answer; package adapters/adaptertest does the
+// check what hub made of the answer; package hubtest does the
 // pointing for the four agents hub knows). Command mockllm (cmd/mockllm)
 // serves it on its own, for trying a CLI by hand or from a script.
 //

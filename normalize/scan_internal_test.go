@@ -179,7 +179,7 @@ func TestMasks(t *testing.T) {
 }
 
 // BenchmarkValid checks 1 MiB lines of tool output: "code" has an escape
-// every ~14 bytes, "logs" every ~65, as adaptertest/benchgen writes them;
+// every ~14 bytes, "logs" every ~65, as hubtest/benchgen writes them;
 // "avx2" and "words" are the two ways scanBlocks reads a block.
 func BenchmarkValid(b *testing.B) {
 	for _, shape := range []struct {

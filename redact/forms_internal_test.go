@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest/leakcheck"
+	"github.com/hubcli/hub/hubtest/leakcheck"
 )
 
 // leak reports a piece of secret (gram bytes of it, or all of a shorter

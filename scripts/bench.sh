@@ -9,7 +9,7 @@
 #	  HUB_BENCH_TRIPS=5 HUB_BENCH_RUNS=2 bash scripts/bench.sh  # a quick run
 #
 # For every agent and text, over the same transcript (made by
-# adapters/adaptertest/benchgen), it times:
+# hubtest/benchgen), it times:
 #	hub replay --agent A --output jsonl FILE
 #	hub run --agent A --bin FAKE ... x     FAKE answers --version as agent A
 #	                                       would and otherwise execs cat FILE
@@ -75,7 +75,7 @@ echo "- scratch: $DIR"
 echo
 
 go build -o "$DIR/hub" ./cmd/hub
-go build -o "$DIR/benchgen" ./adapters/adaptertest/benchgen/cmd/benchgen
+go build -o "$DIR/benchgen" ./hubtest/benchgen/cmd/benchgen
 
 # median_s NAME CMD: times CMD (a shell command line) $RUNS times and
 # prints the median wall time in seconds, or "-" when it could not.
@@ -251,7 +251,7 @@ echo
 echo "### Budget trip to SIGTERM in the agent ($TRIPS runs)"
 echo
 echo '```'
-HUB_TRIPS=$TRIPS go test -count=1 -run 'TestBudgetTripLatency$' -v ./adapters 2>&1 | grep -E 'budget trip|FAIL|^ok' || true
+HUB_TRIPS=$TRIPS go test -count=1 -run 'TestBudgetTripLatency$' -v . 2>&1 | grep -E 'budget trip|FAIL|^ok' || true
 echo '```'
 echo
 echo "load after: $(load)"

@@ -11,7 +11,7 @@
 # (MOCKLLM_URL=http://127.0.0.1:PORT); DIR is made if missing. The line
 # "# model: M" says which --model to pass (none: the CLI's config chooses).
 #
-# These are the settings of each adapter's adaptertest.Agent Configure in
+# These are the settings of each adapter's hubtest.Agent Configure in
 # adapters/<agent>/real_test.go (with RetriesFew: the CLI's own retries as
 # few as it can be set to), and adapters/<agent>/mockenv_test.go checks that
 # this script writes the same files and variables: change both together.
@@ -29,7 +29,7 @@ esac
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
-# The mock model's prices in USD per million tokens (adaptertest.MockPrices).
+# The mock model's prices in USD per million tokens (hubtest.MockPrices).
 in=3 out=15 cache_read=0.3 cache_write=3.75
 
 vars=(HOME="$dir/home")

@@ -1,10 +1,10 @@
 package acp_test
 
 // Tests of the ACP client against the scripted fake ACP agent
-// (adaptertest/fakeacp), played by this test binary: what a real agent
+// (hubtest/fakeacp), played by this test binary: what a real agent
 // cannot be made to do (permission requests of each kind, a hang that
 // heeds or ignores session/cancel, a crash, malformed messages). Each run
-// goes through adaptertest.RunChecked: the event stream is valid against
+// goes through hubtest.RunChecked: the event stream is valid against
 // the schema and no process of the run is left.
 
 import (
@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	_ "github.com/hubcli/hub/adapters/acp"
-	"github.com/hubcli/hub/adapters/adaptertest"
-	"github.com/hubcli/hub/adapters/adaptertest/fakeacp"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest"
+	"github.com/hubcli/hub/hubtest/fakeacp"
 )
 
 func TestMain(m *testing.M) {
@@ -40,7 +40,7 @@ type fake struct {
 }
 
 func newFake(t *testing.T) *fake {
-	dir, env := adaptertest.Home(t)
+	dir, env := hubtest.Home(t)
 	f := &fake{dir: dir, work: filepath.Join(dir, "work"), env: env}
 	if err := os.MkdirAll(f.work, 0o755); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func newFake(t *testing.T) *fake {
 
 // run runs the fake ACP agent (this test binary) on prompt, whose words
 // choose the scenario, with limits and the edits to the request.
-func (f *fake) run(t *testing.T, prompt string, lim budget.Limits, edit ...func(*adapters.Request)) adaptertest.Result {
+func (f *fake) run(t *testing.T, prompt string, lim budget.Limits, edit ...func(*hub.Request)) hubtest.Result {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -59,13 +59,13 @@ func (f *fake) run(t *testing.T, prompt string, lim budget.Limits, edit ...func(
 	if lim.Timeout == 0 {
 		lim.Timeout = 5 * time.Minute // a net against a hang
 	}
-	req := adapters.Request{Agent: "acp", Bin: exe, Prompt: prompt, Cwd: f.work, Limits: lim,
+	req := hub.Request{Agent: "acp", Bin: exe, Prompt: prompt, Cwd: f.work, Limits: lim,
 		Env: append(f.env, fakeacp.EnvScenario+"=prompt", "GORACE=atexit_sleep_ms=0",
 			fakeacp.EnvPIDFile+"="+filepath.Join(f.dir, "pid"))}
 	for _, e := range edit {
 		e(&req)
 	}
-	return adaptertest.RunChecked(t, req, f.dir)
+	return hubtest.RunChecked(t, req, f.dir)
 }
 
 func wantOK(t *testing.T, fin events.RunFinished) {
@@ -75,8 +75,8 @@ func wantOK(t *testing.T, fin events.RunFinished) {
 	}
 }
 
-func perm(p grant.Level) func(*adapters.Request) {
-	return func(r *adapters.Request) { r.Permission = p }
+func perm(p grant.Level) func(*hub.Request) {
+	return func(r *hub.Request) { r.Permission = p }
 }
 
 func TestText(t *testing.T) {
@@ -181,7 +181,7 @@ func TestGiveUp(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
 	r := f.run(t, "giveup", budget.Limits{})
-	adaptertest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonToolDenied, 0)
+	hubtest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonToolDenied, 0)
 	if _, err := os.Stat(filepath.Join(f.work, "out.txt")); err == nil {
 		t.Error("the rejected command ran")
 	}
@@ -194,7 +194,7 @@ func TestUnasked(t *testing.T) {
 	t.Parallel()
 	f := newFake(t)
 	r := f.run(t, "unasked", budget.Limits{Grace: 100 * time.Millisecond})
-	adaptertest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonEffectNotGranted, 0)
+	hubtest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonEffectNotGranted, 0)
 }
 
 // TestCancel: a limit sends session/cancel first; an agent that heeds it
@@ -208,7 +208,7 @@ func TestCancel(t *testing.T) {
 		t.Parallel()
 		lim := budget.Limits{IdleTimeout: 2 * time.Second, Grace: time.Hour}
 		r := newFake(t).run(t, "hang", lim)
-		adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+		hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
 		if r.Fin.Signal != nil || r.Fin.ExitCode == nil || *r.Fin.ExitCode != 0 {
 			t.Errorf("exit = %v, signal %v, want 0 and none: the agent heeded session/cancel", r.Fin.ExitCode, r.Fin.Signal)
 		}
@@ -219,7 +219,7 @@ func TestCancel(t *testing.T) {
 		f := newFake(t)
 		lim := budget.Limits{IdleTimeout: 2 * time.Second, Grace: grace}
 		r := f.run(t, "grandchild", lim)
-		adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+		hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
 		if r.Fin.Signal == nil || *r.Fin.Signal != "SIGKILL" {
 			t.Errorf("signal = %v, want SIGKILL (it ignores session/cancel and SIGTERM)", r.Fin.Signal)
 		}
@@ -238,7 +238,7 @@ func TestCancel(t *testing.T) {
 	t.Run("wall", func(t *testing.T) {
 		t.Parallel()
 		r := newFake(t).run(t, "hang", budget.Limits{Timeout: 2 * time.Second, Grace: time.Hour})
-		adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
+		hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
 	})
 }
 
@@ -249,10 +249,10 @@ func TestCancel(t *testing.T) {
 func TestStuckStdin(t *testing.T) {
 	t.Parallel()
 	lim := budget.Limits{IdleTimeout: time.Second, Grace: time.Hour}
-	r := newFake(t).run(t, "text "+strings.Repeat("x", 1<<20), lim, func(r *adapters.Request) {
+	r := newFake(t).run(t, "text "+strings.Repeat("x", 1<<20), lim, func(r *hub.Request) {
 		r.Env = append(r.Env, fakeacp.EnvScenario+"=stuck")
 	})
-	adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+	hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
 	if r.Fin.Signal == nil || *r.Fin.Signal != "SIGTERM" {
 		t.Errorf("signal = %v, want SIGTERM (not the SIGKILL after the hour's grace)", r.Fin.Signal)
 	}
@@ -276,12 +276,12 @@ func TestFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.prompt, func(t *testing.T) {
 			t.Parallel()
-			r := newFake(t).run(t, tt.prompt, budget.Limits{Grace: 100 * time.Millisecond}, func(r *adapters.Request) {
+			r := newFake(t).run(t, tt.prompt, budget.Limits{Grace: 100 * time.Millisecond}, func(r *hub.Request) {
 				if tt.prompt == "auth" { // before the prompt
 					r.Env = append(r.Env, fakeacp.EnvScenario+"=auth")
 				}
 			})
-			adaptertest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
+			hubtest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
 			if tt.prompt == "crash" && !strings.Contains(r.Fin.Error.Message, "segmentation fault") {
 				t.Errorf("message = %q, want the agent's last stderr line", r.Fin.Error.Message)
 			}
@@ -297,7 +297,7 @@ func TestFailures(t *testing.T) {
 // decide.
 func TestStray(t *testing.T) {
 	t.Parallel()
-	r := newFake(t).run(t, "text", budget.Limits{}, func(r *adapters.Request) {
+	r := newFake(t).run(t, "text", budget.Limits{}, func(r *hub.Request) {
 		r.Env = append(r.Env, fakeacp.EnvScenario+"=stray")
 	})
 	wantOK(t, r.Fin)
@@ -379,7 +379,7 @@ func TestReadFile(t *testing.T) {
 // is not the run's.
 func TestResume(t *testing.T) {
 	t.Parallel()
-	r := newFake(t).run(t, "load", budget.Limits{}, func(r *adapters.Request) { r.Resume = "fake-session" })
+	r := newFake(t).run(t, "load", budget.Limits{}, func(r *hub.Request) { r.Resume = "fake-session" })
 	wantOK(t, r.Fin)
 	if r.Fin.Text != fakeacp.Answer || strings.Contains(r.Deltas(), "old") {
 		t.Errorf("text = %q, deltas %q, want only this turn's", r.Fin.Text, r.Deltas())
@@ -390,10 +390,10 @@ func TestResume(t *testing.T) {
 // is invalid_input/bad_model.
 func TestModel(t *testing.T) {
 	t.Parallel()
-	r := newFake(t).run(t, "text", budget.Limits{}, func(r *adapters.Request) { r.Model = "fake/model" })
+	r := newFake(t).run(t, "text", budget.Limits{}, func(r *hub.Request) { r.Model = "fake/model" })
 	wantOK(t, r.Fin)
-	r = newFake(t).run(t, "text", budget.Limits{}, func(r *adapters.Request) { r.Model = "nope/x" })
-	adaptertest.WantErr(t, r.Fin, events.BinInvalidInput, events.ReasonBadModel, 0)
+	r = newFake(t).run(t, "text", budget.Limits{}, func(r *hub.Request) { r.Model = "nope/x" })
+	hubtest.WantErr(t, r.Fin, events.BinInvalidInput, events.ReasonBadModel, 0)
 }
 
 // TestRefused: what an ACP run cannot do is refused before anything starts.
@@ -401,20 +401,20 @@ func TestRefused(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		edit   func(*adapters.Request)
+		edit   func(*hub.Request)
 		bin    events.Bin
 		reason events.Reason
 	}{
-		{"no command", func(r *adapters.Request) { r.Bin = "" }, events.BinInvalidInput, events.ReasonBadRequest},
-		{"missing command", func(r *adapters.Request) { r.Bin = "no-such-acp-agent" }, events.BinNotInstalled, events.ReasonNotFound},
-		{"tty", func(r *adapters.Request) { r.TTY = true }, events.BinInvalidInput, events.ReasonBadRequest},
-		{"args for another agent", func(r *adapters.Request) { r.Agent, r.Args = "opencode", []string{"acp"} }, events.BinInvalidInput, events.ReasonBadRequest},
+		{"no command", func(r *hub.Request) { r.Bin = "" }, events.BinInvalidInput, events.ReasonBadRequest},
+		{"missing command", func(r *hub.Request) { r.Bin = "no-such-acp-agent" }, events.BinNotInstalled, events.ReasonNotFound},
+		{"tty", func(r *hub.Request) { r.TTY = true }, events.BinInvalidInput, events.ReasonBadRequest},
+		{"args for another agent", func(r *hub.Request) { r.Agent, r.Args = "opencode", []string{"acp"} }, events.BinInvalidInput, events.ReasonBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newFake(t).run(t, "text", budget.Limits{}, tt.edit)
-			adaptertest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
+			hubtest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
 			for _, ev := range r.Events {
 				if st, ok := ev.Body.(events.RunStarted); ok && st.PID != nil {
 					t.Errorf("run.started has pid %d: something started", *st.PID)

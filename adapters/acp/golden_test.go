@@ -4,7 +4,7 @@ package acp_test
 // claude-agent-acp 0.23.1, codex-acp 0.16.0) against the mock server, in
 // testdata/acp (see its README: each transcript is the agent's side of a
 // recording in testdata/acp/recorded whose client sent hub's requests in
-// hub's order), replayed through adapters.Replay with the default grant
+// hub's order), replayed through hub.Replay with the default grant
 // (read-only) and compared with their .golden.jsonl. Rewrite with:
 // go test ./adapters/acp -run Golden -update
 
@@ -12,12 +12,12 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/acp golden files")
 
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	adaptertest.Transcripts{Agent: "acp", Update: *update}.Check(t)
+	hubtest.Transcripts{Agent: "acp", Update: *update}.Check(t)
 }

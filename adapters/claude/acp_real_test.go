@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	_ "github.com/hubcli/hub/adapters/acp"
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -26,12 +26,12 @@ import (
 // the same Claude Code. It skips t (or fails it, with HUB_REQUIRE_REAL_CLIS)
 // when claude-agent-acp is not installed.
 //
-// The edit also sets the run's Linger (adaptertest's Run would make it the
+// The edit also sets the run's Linger (hubtest's Run would make it the
 // test's deadline): see acpLinger.
-func claudeACP(t *testing.T) func(*adapters.Request) {
+func claudeACP(t *testing.T) func(*hub.Request) {
 	t.Helper()
-	bin := adaptertest.Bin(t, "claude-agent-acp")
-	return func(req *adapters.Request) {
+	bin := hubtest.Bin(t, "claude-agent-acp")
+	return func(req *hub.Request) {
 		req.Env = append(req.Env, "CLAUDE_CODE_EXECUTABLE="+req.Bin)
 		req.Agent, req.Bin, req.Args = "acp", bin, nil
 		req.Limits.Linger = acpLinger
@@ -43,7 +43,7 @@ func claudeACP(t *testing.T) func(*adapters.Request) {
 // never exits when its stdin closes (testdata/acp/README.md), and hub
 // 94d8b8d does not stop it at the answer: it waits the whole --linger
 // (5 s by default), then sends SIGTERM and a linger_kill notice, in every
-// run. Left to adaptertest's Run, the linger would be the time the test
+// run. Left to hubtest's Run, the linger would be the time the test
 // has left (every run then waited until near the test's deadline), so it
 // is set here to the default a user gets; when hub stops an ACP agent at
 // its answer this can go.
@@ -73,8 +73,8 @@ func TestRealACP(t *testing.T) {
 		const grace = 90 * time.Second
 		var fins [2]events.RunFinished
 		var took [2]time.Duration
-		for i, edit := range []func(*adapters.Request){func(*adapters.Request) {}, asACP} {
-			e := agent.Prepare(t, adaptertest.Setup{})
+		for i, edit := range []func(*hub.Request){func(*hub.Request) {}, asACP} {
+			e := agent.Prepare(t, hubtest.Setup{})
 			r := e.Run(t, "Say hello. "+string(mockllm.Text), budget.Limits{Grace: grace}, edit)
 			if !r.Fin.OK {
 				t.Fatalf("run %d: %+v", i, r.Fin.Error)
@@ -91,7 +91,7 @@ func TestRealACP(t *testing.T) {
 		if nu != au {
 			t.Errorf("acp tokens %+v, claude %+v", au, nu)
 		}
-		adaptertest.CheckTokens(t, au, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
+		hubtest.CheckTokens(t, au, mockllm.PromptTokens-mockllm.CachedTokens, mockllm.CompletionTokens, mockllm.CachedTokens)
 		if nc == nil || ac == nil || math.Abs(*nc-*ac) > 1e-9 || acp.CostSource != events.CostReported || native.CostSource != events.CostReported {
 			t.Errorf("acp cost %v %s, claude %v %s; want the same, reported", ac, acp.CostSource, nc, native.CostSource)
 		}
@@ -109,11 +109,11 @@ func TestRealACP(t *testing.T) {
 		for _, level := range []grant.Level{grant.ReadOnly, grant.WorkspaceWrite} {
 			t.Run(string(level), func(t *testing.T) {
 				t.Parallel()
-				e := agent.Prepare(t, adaptertest.Setup{})
+				e := agent.Prepare(t, hubtest.Setup{})
 				path := filepath.Join(e.Work, "asked.txt")
-				call := adaptertest.JSONCall("Write", map[string]string{"file_path": path, "content": "hello\n"})
+				call := hubtest.JSONCall("Write", map[string]string{"file_path": path, "content": "hello\n"})
 				r := e.Run(t, "Write it. "+string(mockllm.Call)+" "+call, budget.Limits{Grace: 2 * time.Second}, asACP,
-					func(req *adapters.Request) { req.Permission = level })
+					func(req *hub.Request) { req.Permission = level })
 				_, err := os.Stat(path)
 				if !r.Fin.OK {
 					t.Fatalf("run: %+v", r.Fin.Error)
@@ -135,9 +135,9 @@ func TestRealACP(t *testing.T) {
 	// Claude Code's text ("Invalid API key"), no data.
 	t.Run("401", func(t *testing.T) {
 		t.Parallel()
-		e := agent.Prepare(t, adaptertest.Setup{})
+		e := agent.Prepare(t, hubtest.Setup{})
 		r := e.Run(t, "Fail please. "+string(mockllm.Unauthorized), budget.Limits{Grace: 2 * time.Second}, asACP)
-		adaptertest.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonAuth, 0)
+		hubtest.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonAuth, 0)
 	})
 
 	// A hung model call: the idle limit stops it (session/cancel, then the
@@ -145,12 +145,12 @@ func TestRealACP(t *testing.T) {
 	// takes at most a grace for the cancel and the supervisor's own bound.
 	t.Run("hang", func(t *testing.T) {
 		t.Parallel()
-		adaptertest.Retry(t, agent.IdleTimeout, func(idle time.Duration) bool {
-			e := agent.Prepare(t, adaptertest.Setup{})
+		hubtest.Retry(t, agent.IdleTimeout, func(idle time.Duration) bool {
+			e := agent.Prepare(t, hubtest.Setup{})
 			lim := budget.Limits{IdleTimeout: idle, Grace: 2 * time.Second}
 			r := e.Run(t, "Wait. "+string(mockllm.Hang), lim, asACP)
-			adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
-			if len(adaptertest.ModelCalls(e.Server)) == 0 {
+			hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+			if len(hubtest.ModelCalls(e.Server)) == 0 {
 				return false
 			}
 			wantACPQuiet(t, r, lim)
@@ -163,10 +163,10 @@ func TestRealACP(t *testing.T) {
 // agent's, then hub's stop) is at least its idle timeout and at most that
 // plus hub's bound on an ACP stop: a grace for the answer to
 // session/cancel, then the supervisor's SIGTERM, grace and
-// adapters.StopWait.
-func wantACPQuiet(t testing.TB, r adaptertest.Result, lim budget.Limits) {
+// hub.StopWait.
+func wantACPQuiet(t testing.TB, r hubtest.Result, lim budget.Limits) {
 	t.Helper()
-	max := lim.IdleTimeout + 2*lim.GraceOrDefault() + adapters.StopWait
+	max := lim.IdleTimeout + 2*lim.GraceOrDefault() + hub.StopWait
 	if q := r.Quiet(); q < lim.IdleTimeout || q > max {
 		t.Errorf("last output to run.finished = %s, want between the idle timeout %s and %s", q, lim.IdleTimeout, max)
 	}

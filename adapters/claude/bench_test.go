@@ -3,14 +3,14 @@ package claude_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // BenchmarkReplay normalizes the recorded tool transcript repeated to 16 MiB
-// and a generated 32 MiB transcript through adapters.Replay (framing,
+// and a generated 32 MiB transcript through hub.Replay (framing,
 // cleaning, decoding, encoding):
 //
 //	go test -run XXX -bench Replay ./adapters/claude
 func BenchmarkReplay(b *testing.B) {
-	adaptertest.BenchReplay(b, "claude", "")
+	hubtest.BenchReplay(b, "claude", "")
 }

@@ -3,41 +3,41 @@ package claude_test
 // Contract tests: the real Claude Code CLI (pinned in
 // scripts/install-agents.sh) run through hub against package mockllm's
 // Anthropic Messages API, offline: the shared scenarios of
-// adaptertest.Conformance.
+// hubtest.Conformance.
 
 import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
 	_ "github.com/hubcli/hub/adapters/claude"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
 // agent is how Claude Code runs against the mock server, and where it
 // reports differently from the other CLIs.
-var agent = adaptertest.Agent{
+var agent = hubtest.Agent{
 	Name: "claude",
-	Configure: func(t testing.TB, e *adaptertest.Env) {
+	Configure: func(t testing.TB, e *hubtest.Env) {
 		e.Env = append(e.Env, "ANTHROPIC_BASE_URL="+e.Server.URL(), "ANTHROPIC_API_KEY=x",
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "IS_SANDBOX=1")
-		if e.Retries == adaptertest.RetriesFew {
+		if e.Retries == hubtest.RetriesFew {
 			// Its default is ten retries over about three minutes.
 			e.Env = append(e.Env, "CLAUDE_CODE_MAX_RETRIES=1")
 		}
 	},
-	Shell:     adaptertest.ShellBashEnv,
-	SessionID: adaptertest.UUID,
+	Shell:     hubtest.ShellBashEnv,
+	SessionID: hubtest.UUID,
 	// Claude Code adds context (system reminders) to the prompt's message.
-	Prompt:     adaptertest.PromptInFirstUser,
+	Prompt:     hubtest.PromptInFirstUser,
 	TextDeltas: true,
 	// Claude Code prices the calls itself ($7.20 for the big usage) and
 	// reports the cost only in its final result, so --max-cost cannot be
 	// checked per call (a cost_unknown notice says so) and is crossed at
 	// the result, with the result's totals.
-	Cost: adaptertest.Cost{Source: events.CostReported, AtEnd: true},
-	Tool: adaptertest.ToolReport{Name: "Bash", CallIDKept: true, CommandField: "command"},
+	Cost: hubtest.Cost{Source: events.CostReported, AtEnd: true},
+	Tool: hubtest.ToolReport{Name: "Bash", CallIDKept: true, CommandField: "command"},
 	// The Messages API's overloaded status.
 	ErrorStatus: map[mockllm.Scenario]int{mockllm.Overloaded: mockllm.StatusOverloaded},
 	IdleTimeout: 8 * time.Second,
@@ -53,12 +53,12 @@ var agent = adaptertest.Agent{
 // --tools= Claude Code got the mock's 400, as from the Anthropic API).
 func TestReal(t *testing.T) {
 	t.Parallel()
-	adaptertest.Conformance(t, agent)
+	hubtest.Conformance(t, agent)
 }
 
 // TestRealTTY runs the Text and Tool scenarios with the CLI on a
 // pseudo-terminal (hub run --tty): the same events as without.
 func TestRealTTY(t *testing.T) {
 	t.Parallel()
-	adaptertest.ConformanceTTY(t, agent)
+	hubtest.ConformanceTTY(t, agent)
 }

@@ -3,11 +3,11 @@ package claude_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealSandbox: Claude Code in --sandbox copy and worktree
-// (adaptertest.Sandboxed), changing files by paths relative to its
+// (hubtest.Sandboxed), changing files by paths relative to its
 // working directory, checked on the disk. Write and Edit take a relative
 // file_path although their descriptions ask for an absolute one: Claude
 // Code 2.1.328 resolves it against its working directory, the sandbox
@@ -16,16 +16,16 @@ import (
 // directory, so `echo … > src/shell.txt` lands there too.
 func TestRealSandbox(t *testing.T) {
 	t.Parallel()
-	adaptertest.Sandboxed(t, adaptertest.SandboxAgent{
+	hubtest.Sandboxed(t, hubtest.SandboxAgent{
 		Agent: agent,
 		Add: func(path, content string) string {
-			return adaptertest.JSONCall("Write", map[string]string{"file_path": path, "content": content + "\n"})
+			return hubtest.JSONCall("Write", map[string]string{"file_path": path, "content": content + "\n"})
 		},
 		Edit: func(path, old, content string) string {
-			return adaptertest.JSONCall("Edit", map[string]string{"file_path": path, "old_string": old, "new_string": content + "\n"})
+			return hubtest.JSONCall("Edit", map[string]string{"file_path": path, "old_string": old, "new_string": content + "\n"})
 		},
 		Shell: func(path, content string) string {
-			return adaptertest.JSONCall("Bash", map[string]string{"command": "echo " + content + " > " + path, "description": "w"})
+			return hubtest.JSONCall("Bash", map[string]string{"command": "echo " + content + " > " + path, "description": "w"})
 		},
 	})
 }

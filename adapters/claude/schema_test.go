@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/adapters/claude"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestCommandSchema: a schema Claude Code can take goes to it as
@@ -19,7 +19,7 @@ import (
 func TestCommandSchema(t *testing.T) {
 	inst := adapters.Install{Path: "/bin/claude", Version: "2.1.328"}
 	a := &claude.Adapter{}
-	cmd, err := a.Command(adapters.Request{Prompt: "hi", Schema: adaptertest.Schema(t,
+	cmd, err := a.Command(adapters.Request{Prompt: "hi", Schema: hubtest.Schema(t,
 		`{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
 		  "properties": {"b": {"$ref": "#/$defs/n"}, "a": {"type": "string", "minLength": 1}}, "$defs": {"n": {"type": "integer"}}}`)}, inst)
 	if err != nil {
@@ -44,7 +44,7 @@ func TestCommandSchema(t *testing.T) {
 		{"oneOf at the root", `{"type":"object","oneOf":[{"required":["a"]}]}`, "oneOf at the root"},
 		{"too long", `{"type":"object","description":"` + strings.Repeat("x", 130<<10) + `"}`, "one argument"},
 	} {
-		_, err := a.Command(adapters.Request{Prompt: "hi", Schema: adaptertest.Schema(t, tc.schema)}, inst)
+		_, err := a.Command(adapters.Request{Prompt: "hi", Schema: hubtest.Schema(t, tc.schema)}, inst)
 		var e *events.Error
 		if !errors.As(err, &e) || e.Bin != events.BinInvalidInput || e.Reason != events.ReasonBadRequest || !strings.Contains(e.Message, tc.want) || e.Hint == "" {
 			t.Errorf("%s: Command = %v, want invalid_input/bad_request mentioning %q", tc.name, err, tc.want)

@@ -4,11 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	_ "github.com/hubcli/hub/adapters/acp"
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -28,10 +28,10 @@ import (
 // read-only and auto modes, and with no bwrap on the machine the command
 // panics without a tool_call update (testdata/acp/README.md); only its
 // full-access mode runs them, which hub does not select.
-func codexACP(t *testing.T) func(*adapters.Request) {
+func codexACP(t *testing.T) func(*hub.Request) {
 	t.Helper()
-	bin := adaptertest.Bin(t, "codex-acp")
-	return func(req *adapters.Request) {
+	bin := hubtest.Bin(t, "codex-acp")
+	return func(req *hub.Request) {
 		req.Agent, req.Bin, req.Args = "acp", bin, nil
 		req.Limits.Linger = acpLinger
 	}
@@ -42,7 +42,7 @@ func codexACP(t *testing.T) func(*adapters.Request) {
 // its stdin closes (testdata/acp/README.md), and hub 94d8b8d does not stop
 // it at the answer: it waits the whole --linger (5 s by default), then
 // sends SIGTERM and a linger_kill notice, in every run. Left to
-// adaptertest's Run, the linger would be the time the test has left, so it
+// hubtest's Run, the linger would be the time the test has left, so it
 // is set here to the default a user gets; when hub stops an ACP agent at
 // its answer this can go.
 const acpLinger = budget.DefaultLinger
@@ -66,8 +66,8 @@ func TestRealACP(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var fins [2]events.RunFinished
-			for i, edit := range []func(*adapters.Request){func(*adapters.Request) {}, asACP} {
-				e := agent.Prepare(t, adaptertest.Setup{})
+			for i, edit := range []func(*hub.Request){func(*hub.Request) {}, asACP} {
+				e := agent.Prepare(t, hubtest.Setup{})
 				r := e.Run(t, tt.prompt, budget.Limits{Grace: 2 * time.Second}, edit)
 				fins[i] = r.Fin
 				if tt.bin == "" {
@@ -75,7 +75,7 @@ func TestRealACP(t *testing.T) {
 						t.Fatalf("run %d: %+v", i, r.Fin.Error)
 					}
 				} else {
-					adaptertest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
+					hubtest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
 				}
 			}
 			native, acp := fins[0], fins[1]
@@ -107,12 +107,12 @@ func TestRealACP(t *testing.T) {
 	// cancel and the supervisor's own bound (wantACPQuiet).
 	t.Run("hang", func(t *testing.T) {
 		t.Parallel()
-		adaptertest.Retry(t, agent.IdleTimeout, func(idle time.Duration) bool {
-			e := agent.Prepare(t, adaptertest.Setup{})
+		hubtest.Retry(t, agent.IdleTimeout, func(idle time.Duration) bool {
+			e := agent.Prepare(t, hubtest.Setup{})
 			lim := budget.Limits{IdleTimeout: idle, Grace: 2 * time.Second}
 			r := e.Run(t, "Wait. "+string(mockllm.Hang), lim, asACP)
-			adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
-			if len(adaptertest.ModelCalls(e.Server)) == 0 {
+			hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+			if len(hubtest.ModelCalls(e.Server)) == 0 {
 				return false
 			}
 			wantACPQuiet(t, r, lim)
@@ -125,10 +125,10 @@ func TestRealACP(t *testing.T) {
 // agent's, then hub's stop) is at least its idle timeout and at most that
 // plus hub's bound on an ACP stop: a grace for the answer to
 // session/cancel, then the supervisor's SIGTERM, grace and
-// adapters.StopWait.
-func wantACPQuiet(t testing.TB, r adaptertest.Result, lim budget.Limits) {
+// hub.StopWait.
+func wantACPQuiet(t testing.TB, r hubtest.Result, lim budget.Limits) {
 	t.Helper()
-	max := lim.IdleTimeout + 2*lim.GraceOrDefault() + adapters.StopWait
+	max := lim.IdleTimeout + 2*lim.GraceOrDefault() + hub.StopWait
 	if q := r.Quiet(); q < lim.IdleTimeout || q > max {
 		t.Errorf("last output to run.finished = %s, want between the idle timeout %s and %s", q, lim.IdleTimeout, max)
 	}

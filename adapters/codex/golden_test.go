@@ -1,7 +1,7 @@
 package codex_test
 
 // Golden tests: raw transcripts recorded from the real Codex CLI in
-// testdata/codex, replayed through adapters.Replay and compared with their
+// testdata/codex, replayed through hub.Replay and compared with their
 // .golden.jsonl. Rewrite with: go test ./adapters/codex -run Golden -update
 
 import (
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/codex golden files")
@@ -24,5 +24,5 @@ func init() { time.Local = time.UTC }
 // (unknown-model.model overrides it for that transcript).
 func TestGolden(t *testing.T) {
 	t.Parallel()
-	adaptertest.Transcripts{Agent: "codex", Model: model, Update: *update}.Check(t)
+	hubtest.Transcripts{Agent: "codex", Model: model, Update: *update}.Check(t)
 }

@@ -2,7 +2,7 @@ package codex_test
 
 // Contract tests: the real Codex CLI (pinned in scripts/install-agents.sh)
 // run through hub against package mockllm's OpenAI Responses API, offline:
-// the shared scenarios of adaptertest.Conformance, then Codex's own.
+// the shared scenarios of hubtest.Conformance, then Codex's own.
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub"
 	_ "github.com/hubcli/hub/adapters/codex"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -25,30 +25,30 @@ const model = "gpt-5.5"
 // gpt55 is gpt-5.5's price in USD per million tokens, as
 // budget.DefaultPrices has it, written out so the expected costs are
 // computed by hand and not by the code under test.
-var gpt55 = adaptertest.Prices{In: 5.00, CacheRead: 0.50, Out: 30.00}
+var gpt55 = hubtest.Prices{In: 5.00, CacheRead: 0.50, Out: 30.00}
 
 // agent is how Codex runs against the mock server, and where it reports
 // differently from the other CLIs.
-var agent = adaptertest.Agent{
+var agent = hubtest.Agent{
 	Name:      "codex",
 	Configure: configure,
 	// Codex runs `bash -lc '<command>'`.
-	Shell:        adaptertest.ShellLogin,
-	SessionID:    adaptertest.UUID,
+	Shell:        hubtest.ShellLogin,
+	SessionID:    hubtest.UUID,
 	SessionModel: model, // from CODEX_HOME/config.toml
 	CallModel:    model,
 	// Codex sends context messages (AGENTS.md, environment) first.
-	Prompt:     adaptertest.PromptLastUser,
+	Prompt:     hubtest.PromptLastUser,
 	Reasoning:  true,
 	TextEvents: []events.Type{events.TypeRunStarted, events.TypeSessionStarted, events.TypeReasoning, events.TypeMessage, events.TypeUsage, events.TypeRunFinished},
 	// Codex reports no cost: hub estimates it. By hand: Text 800 × $5 +
 	// 200 × $0.50 + 50 × $30 per million = $0.0056; BigUsage 500 000 × $5
 	// + 1 000 000 × $0.50 + 250 000 × $30 per million = $10.50, which
 	// crosses --max-cost $1 at the turn's usage event.
-	Cost: adaptertest.Cost{Source: events.CostEstimated, Prices: &gpt55, Text: 0.0056, Big: 10.50},
+	Cost: hubtest.Cost{Source: events.CostEstimated, Prices: &gpt55, Text: 0.0056, Big: 10.50},
 	// One Codex turn holds both model calls of a tool run, and Codex
 	// prefixes the command's output with its own lines.
-	Tool: adaptertest.ToolReport{Name: "command_execution", ExitCode: true, OutputWrapped: true, Turns: 1},
+	Tool: hubtest.ToolReport{Name: "command_execution", ExitCode: true, OutputWrapped: true, Turns: 1},
 	// Codex's failures are English sentences without the status for a 5xx.
 	ErrorStatus: map[mockllm.Scenario]int{mockllm.ServerError: 0, mockllm.Overloaded: 0},
 	IdleTimeout: 8 * time.Second,
@@ -61,9 +61,9 @@ var agent = adaptertest.Agent{
 // configure writes a CODEX_HOME whose config.toml points Codex at the
 // server (REAL-CLIS.md); with RetriesFew it retries a request and a stream
 // once instead of 4 and 5 times.
-func configure(t testing.TB, e *adaptertest.Env) {
+func configure(t testing.TB, e *hubtest.Env) {
 	knobs := ""
-	if e.Retries == adaptertest.RetriesFew {
+	if e.Retries == hubtest.RetriesFew {
 		knobs = "request_max_retries = 1\nstream_max_retries = 1\n"
 	}
 	config := fmt.Sprintf(`model = %q
@@ -94,24 +94,24 @@ wire_api = "responses"
 // offered.
 func TestReal(t *testing.T) {
 	t.Parallel()
-	adaptertest.Conformance(t, agent)
+	hubtest.Conformance(t, agent)
 }
 
 // TestRealTTY runs the Text and Tool scenarios with the CLI on a
 // pseudo-terminal (hub run --tty): the same events as without.
 func TestRealTTY(t *testing.T) {
 	t.Parallel()
-	adaptertest.ConformanceTTY(t, agent)
+	hubtest.ConformanceTTY(t, agent)
 }
 
 // TestRealUnknownModel: a model hub has no price for gives cost null,
 // cost_source unknown and a cost_unknown notice, never 0.
 func TestRealUnknownModel(t *testing.T) {
 	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
-	r := e.Run(t, "Hello. "+string(mockllm.Text), budget.Limits{}, func(req *adapters.Request) { req.Model = "mock-model" })
+	e := agent.Prepare(t, hubtest.Setup{})
+	r := e.Run(t, "Hello. "+string(mockllm.Text), budget.Limits{}, func(req *hub.Request) { req.Model = "mock-model" })
 	unpriced := agent
-	unpriced.Cost = adaptertest.Cost{Source: events.CostUnknown}
+	unpriced.Cost = hubtest.Cost{Source: events.CostUnknown}
 	unpriced.WantOK(t, r, mockllm.TextAnswer)
 	if n := r.Notices(events.NoticeCostUnknown); len(n) != 1 || !strings.Contains(n[0].Message, "mock-model") {
 		t.Errorf("cost_unknown notices = %+v, want one naming the model", n)
@@ -119,7 +119,7 @@ func TestRealUnknownModel(t *testing.T) {
 	if u := r.Fin.Usage; u.Input != mockllm.PromptTokens-mockllm.CachedTokens || u.Output != mockllm.CompletionTokens {
 		t.Errorf("usage = %+v: tokens must still be counted", u)
 	}
-	if calls := adaptertest.ModelCalls(e.Server); len(calls) == 0 || calls[0].Model != "mock-model" {
+	if calls := hubtest.ModelCalls(e.Server); len(calls) == 0 || calls[0].Model != "mock-model" {
 		t.Errorf("model calls = %+v, want --model passed to codex", calls)
 	}
 }
@@ -128,15 +128,15 @@ func TestRealUnknownModel(t *testing.T) {
 // reports the session's running total, which hub passes on and flags.
 func TestRealResume(t *testing.T) {
 	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
+	e := agent.Prepare(t, hubtest.Setup{})
 	first := e.Run(t, "First. "+string(mockllm.Text), budget.Limits{})
 	agent.WantOK(t, first, mockllm.TextAnswer)
-	second := e.Run(t, "Second. "+string(mockllm.Text), budget.Limits{}, func(req *adapters.Request) { req.Resume = *first.Fin.SessionID })
+	second := e.Run(t, "Second. "+string(mockllm.Text), budget.Limits{}, func(req *hub.Request) { req.Resume = *first.Fin.SessionID })
 	agent.WantOK(t, second, mockllm.TextAnswer)
 	if *second.Fin.SessionID != *first.Fin.SessionID {
 		t.Errorf("resumed session id = %s, want %s", *second.Fin.SessionID, *first.Fin.SessionID)
 	}
-	adaptertest.CheckUsage(t, second.Fin.Usage, gpt55, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
+	hubtest.CheckUsage(t, second.Fin.Usage, gpt55, 2*(mockllm.PromptTokens-mockllm.CachedTokens), 2*mockllm.CompletionTokens, 2*mockllm.CachedTokens)
 	flagged := false
 	for _, n := range second.Notices(events.NoticeCostUnknown) {
 		flagged = flagged || strings.Contains(n.Message, "resumed session")
@@ -148,8 +148,8 @@ func TestRealResume(t *testing.T) {
 	// An unknown id, and one that is not a UUID (codex would take it for a
 	// thread name and silently start a new session).
 	for _, id := range []string{"00000000-0000-0000-0000-000000000000", "no-such-thread"} {
-		bad := e.Run(t, "Third. "+string(mockllm.Text), budget.Limits{}, func(req *adapters.Request) { req.Resume = id })
-		adaptertest.WantErr(t, bad.Fin, events.BinInvalidInput, events.ReasonBadSession, 0)
+		bad := e.Run(t, "Third. "+string(mockllm.Text), budget.Limits{}, func(req *hub.Request) { req.Resume = id })
+		hubtest.WantErr(t, bad.Fin, events.BinInvalidInput, events.ReasonBadSession, 0)
 	}
 }
 
@@ -159,8 +159,8 @@ func TestRealResume(t *testing.T) {
 // the background command dies with the run (RunChecked checks Leftovers).
 func TestRealToolOutlivesTurn(t *testing.T) {
 	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
-	e.ShellInit(t, adaptertest.SlowEcho)
+	e := agent.Prepare(t, hubtest.Setup{})
+	e.ShellInit(t, hubtest.SlowEcho)
 	r := e.Run(t, "Run it. "+string(mockllm.Tool), budget.Limits{Grace: 2 * time.Second})
 	agent.WantOK(t, r, "")
 	started, finished := r.Tool()

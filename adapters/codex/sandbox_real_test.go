@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealSandbox: Codex in --sandbox copy and worktree
-// (adaptertest.Sandboxed), changing files by paths relative to its
+// (hubtest.Sandboxed), changing files by paths relative to its
 // working directory, checked on the disk. apply_patch takes relative
 // paths (its usual form): Codex resolves them against its working
 // directory, the sandbox, and reports the file_change with the absolute
@@ -17,7 +17,7 @@ import (
 // system's temporary directory) as its writable root.
 func TestRealSandbox(t *testing.T) {
 	t.Parallel()
-	adaptertest.Sandboxed(t, adaptertest.SandboxAgent{
+	hubtest.Sandboxed(t, hubtest.SandboxAgent{
 		Agent: agent,
 		Add: func(path, content string) string {
 			return `apply_patch *** Begin Patch\n*** Add File: ` + path + `\n+` + content + `\n*** End Patch`
@@ -35,7 +35,7 @@ func TestRealSandbox(t *testing.T) {
 			return b.String()
 		},
 		Shell: func(path, content string) string {
-			return adaptertest.JSONCall("exec_command", map[string]string{"cmd": "echo " + content + " > " + path})
+			return hubtest.JSONCall("exec_command", map[string]string{"cmd": "echo " + content + " > " + path})
 		},
 	})
 }

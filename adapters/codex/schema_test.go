@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/adapters/codex"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestCommandSchema: a schema inside OpenAI's strict subset goes to Codex
@@ -26,7 +26,7 @@ func TestCommandSchema(t *testing.T) {
 		`"note":{"type":["string","null"]},"kind":{"anyOf":[{"$ref":"#/$defs/k"},{"type":"null"}]}},` +
 		`"required":["score","tags","note","kind"],"additionalProperties":false,"$defs":{"k":{"enum":["a","b"]}}}`
 	for _, resume := range []string{"", "01a22aff-1a95-7700-bf1c-36219f65fb8a"} {
-		cmd, err := a.Command(adapters.Request{Prompt: "hi", Resume: resume, Schema: adaptertest.Schema(t, strict)}, inst)
+		cmd, err := a.Command(adapters.Request{Prompt: "hi", Resume: resume, Schema: hubtest.Schema(t, strict)}, inst)
 		if err != nil {
 			t.Fatalf("Command(strict schema) = %v", err)
 		}
@@ -56,7 +56,7 @@ func TestCommandSchema(t *testing.T) {
 		{"required not a property", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a","zz"],"additionalProperties":false}`, `required lists "zz"`},
 		{"defs checked", `{"type":"object","properties":{},"additionalProperties":false,"$defs":{"x":{"type":"object"}}}`, `/$defs/x: an object must have`},
 	} {
-		_, err := a.Command(adapters.Request{Prompt: "hi", Schema: adaptertest.Schema(t, tc.schema)}, inst)
+		_, err := a.Command(adapters.Request{Prompt: "hi", Schema: hubtest.Schema(t, tc.schema)}, inst)
 		var e *events.Error
 		if !errors.As(err, &e) || e.Bin != events.BinInvalidInput || e.Reason != events.ReasonBadRequest || !strings.Contains(e.Message, tc.want) || e.Hint == "" {
 			t.Errorf("%s: Command = %v, want invalid_input/bad_request mentioning %q", tc.name, err, tc.want)
@@ -76,10 +76,10 @@ func TestCommandSchemaDepth(t *testing.T) {
 	}
 	a := &codex.Adapter{}
 	inst := adapters.Install{Path: "/bin/codex"}
-	if _, err := a.Command(adapters.Request{Prompt: "hi", Schema: adaptertest.Schema(t, nest(10))}, inst); err != nil {
+	if _, err := a.Command(adapters.Request{Prompt: "hi", Schema: hubtest.Schema(t, nest(10))}, inst); err != nil {
 		t.Errorf("10 levels: %v, want it accepted", err)
 	}
-	if _, err := a.Command(adapters.Request{Prompt: "hi", Schema: adaptertest.Schema(t, nest(12))}, inst); err == nil || !strings.Contains(err.Error(), "nested more than 10") {
+	if _, err := a.Command(adapters.Request{Prompt: "hi", Schema: hubtest.Schema(t, nest(12))}, inst); err == nil || !strings.Contains(err.Error(), "nested more than 10") {
 		t.Errorf("12 levels: %v, want it refused", err)
 	}
 }

@@ -8,19 +8,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	_ "github.com/hubcli/hub/adapters/acp"
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
 // asACP makes a request for OpenCode one for hub's ACP client driving
 // OpenCode's own ACP server (`hub run --agent acp --acp-command "opencode
 // acp"`): the same binary, environment and config.
-func asACP(req *adapters.Request) {
+func asACP(req *hub.Request) {
 	req.Agent, req.Args = "acp", []string{"acp"}
 }
 
@@ -34,12 +34,12 @@ func TestRealACP(t *testing.T) {
 	tests := []struct {
 		name   string
 		prompt string
-		grant  func(*adapters.Request)
+		grant  func(*hub.Request)
 		bin    events.Bin // "" for ok
 		reason events.Reason
 	}{
 		{"text", "Say hello. " + string(mockllm.Text), nil, "", ""},
-		{"tool", "Run it. " + string(mockllm.Tool), adaptertest.GrantFull, "", ""},
+		{"tool", "Run it. " + string(mockllm.Tool), hubtest.GrantFull, "", ""},
 		{"401", "Fail please. " + string(mockllm.Unauthorized), nil, events.BinUnavailable, events.ReasonAuth},
 		{"overflow", "Fail please. " + string(mockllm.Overflow), nil, events.BinInvalidInput, events.ReasonContextOverflow},
 	}
@@ -49,9 +49,9 @@ func TestRealACP(t *testing.T) {
 			var fins [2]events.RunFinished
 			var usage [2]events.Tokens
 			var lastStep events.Tokens // the native run's last model call
-			for i, edit := range []func(*adapters.Request){func(*adapters.Request) {}, asACP} {
-				e := agent.Prepare(t, adaptertest.Setup{})
-				edits := []func(*adapters.Request){edit}
+			for i, edit := range []func(*hub.Request){func(*hub.Request) {}, asACP} {
+				e := agent.Prepare(t, hubtest.Setup{})
+				edits := []func(*hub.Request){edit}
 				if tt.grant != nil {
 					edits = append(edits, tt.grant)
 				}
@@ -62,7 +62,7 @@ func TestRealACP(t *testing.T) {
 						t.Fatalf("run %d: %+v", i, r.Fin.Error)
 					}
 				} else {
-					adaptertest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
+					hubtest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
 				}
 				usage[i] = r.Fin.Usage
 				if u := r.Usages(); i == 0 && len(u) > 0 {
@@ -99,9 +99,9 @@ func TestRealACP(t *testing.T) {
 	// config denies the shell, so the model is never offered one).
 	t.Run("unasked shell, read-only", func(t *testing.T) {
 		t.Parallel()
-		e := agent.Prepare(t, adaptertest.Setup{})
+		e := agent.Prepare(t, hubtest.Setup{})
 		r := e.Run(t, "Run it. "+string(mockllm.Tool), budget.Limits{Grace: 2 * time.Second}, asACP)
-		adaptertest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonEffectNotGranted, 0)
+		hubtest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonEffectNotGranted, 0)
 	})
 	// With OpenCode's edit and bash at "ask", every call comes to hub
 	// first: refused under read-only (OpenCode then ends the turn without
@@ -112,17 +112,17 @@ func TestRealACP(t *testing.T) {
 		for _, level := range []grant.Level{grant.ReadOnly, grant.WorkspaceWrite} {
 			t.Run(string(level), func(t *testing.T) {
 				t.Parallel()
-				e := agent.Prepare(t, adaptertest.Setup{})
+				e := agent.Prepare(t, hubtest.Setup{})
 				cfg := e.Write(t, "ask.json", strings.Replace(config(e.Server.URL()), `"autoupdate": false,`,
 					`"autoupdate": false, "permission": {"edit": "ask", "bash": "ask"},`, 1))
 				e.Env = append(e.Env, "OPENCODE_CONFIG="+cfg)
 				path := filepath.Join(e.Work, "asked.txt")
-				call := adaptertest.JSONCall("write", map[string]string{"filePath": path, "content": "hello"})
+				call := hubtest.JSONCall("write", map[string]string{"filePath": path, "content": "hello"})
 				r := e.Run(t, "Write it. "+string(mockllm.Call)+" "+call, budget.Limits{Grace: 2 * time.Second}, asACP,
-					func(req *adapters.Request) { req.Permission = level })
+					func(req *hub.Request) { req.Permission = level })
 				_, err := os.Stat(path)
 				if level == grant.ReadOnly {
-					adaptertest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonToolDenied, 0)
+					hubtest.WantErr(t, r.Fin, events.BinPermissionDenied, events.ReasonToolDenied, 0)
 					if err == nil || r.Fin.ToolCallsDenied != 1 {
 						t.Errorf("file written: %v, %d calls denied; want none and 1", err == nil, r.Fin.ToolCallsDenied)
 					}
@@ -136,12 +136,12 @@ func TestRealACP(t *testing.T) {
 	})
 	t.Run("hang", func(t *testing.T) {
 		t.Parallel()
-		adaptertest.Retry(t, agent.IdleTimeout, func(idle time.Duration) bool {
-			e := agent.Prepare(t, adaptertest.Setup{})
+		hubtest.Retry(t, agent.IdleTimeout, func(idle time.Duration) bool {
+			e := agent.Prepare(t, hubtest.Setup{})
 			lim := budget.Limits{IdleTimeout: idle, Grace: 2 * time.Second}
 			r := e.Run(t, "Wait. "+string(mockllm.Hang), lim, asACP)
-			adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
-			return len(adaptertest.ModelCalls(e.Server)) > 0
+			hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+			return len(hubtest.ModelCalls(e.Server)) > 0
 		})
 	})
 }

@@ -4,13 +4,13 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealPermissions: OpenCode at each --permission level writing a file
 // with its write tool and with bash, checked on the disk
-// (adaptertest.Permissions). OpenCode starts slowly, so only the runs that
+// (hubtest.Permissions). OpenCode starts slowly, so only the runs that
 // test something of their own are made: under none the tool list (empty)
 // and one call; under read-only one write (what it offers, in the answer,
 // has no write and no bash); under workspace-write every effect but a
@@ -18,35 +18,35 @@ import (
 // it); under full a write outside and a shell write (inside is implied).
 func TestRealPermissions(t *testing.T) {
 	t.Parallel()
-	adaptertest.Permissions(t, adaptertest.PermissionAgent{
+	hubtest.Permissions(t, hubtest.PermissionAgent{
 		Agent: agent,
 		Write: func(path, content string) string {
-			return adaptertest.JSONCall("write", map[string]string{"filePath": path, "content": content})
+			return hubtest.JSONCall("write", map[string]string{"filePath": path, "content": content})
 		},
 		Shell: func(path, content string) string {
-			return adaptertest.JSONCall("bash", map[string]string{"command": "echo " + content + " > " + path, "description": "w"})
+			return hubtest.JSONCall("bash", map[string]string{"command": "echo " + content + " > " + path, "description": "w"})
 		},
 		NoneTools: []string{},
-		Want: map[grant.Level]map[adaptertest.Effect]adaptertest.Want{
+		Want: map[grant.Level]map[hubtest.Effect]hubtest.Want{
 			grant.None: {
-				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered},
+				hubtest.WriteInside: {Outcome: hubtest.NotOffered},
 			},
 			grant.ReadOnly: {
-				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED write"},
+				hubtest.WriteInside: {Outcome: hubtest.NotOffered, Says: "NOT_OFFERED write"},
 			},
 			grant.WorkspaceWrite: {
-				adaptertest.WriteInside: {Outcome: adaptertest.Written},
+				hubtest.WriteInside: {Outcome: hubtest.Written},
 				// OpenCode's external_directory rule refuses it, but OpenCode
 				// reports a call only once it has ended: hub's watch stops
 				// the run at that report.
-				adaptertest.WriteOutside: {Outcome: adaptertest.Stopped, Says: "outside the working directory"},
-				adaptertest.ShellInside:  {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED bash"},
+				hubtest.WriteOutside: {Outcome: hubtest.Stopped, Says: "outside the working directory"},
+				hubtest.ShellInside:  {Outcome: hubtest.NotOffered, Says: "NOT_OFFERED bash"},
 				// OpenCode does not resolve links: hub refuses such a --cwd.
-				adaptertest.WriteLink: {Outcome: adaptertest.Refused, Says: "leads outside the working directory"},
+				hubtest.WriteLink: {Outcome: hubtest.Refused, Says: "leads outside the working directory"},
 			},
 			grant.Full: {
-				adaptertest.WriteOutside: {Outcome: adaptertest.Written},
-				adaptertest.ShellInside:  {Outcome: adaptertest.Written},
+				hubtest.WriteOutside: {Outcome: hubtest.Written},
+				hubtest.ShellInside:  {Outcome: hubtest.Written},
 			},
 		},
 	})
@@ -57,7 +57,7 @@ func TestRealPermissions(t *testing.T) {
 // code that writes outside --cwd when loaded).
 func TestRealPermissionProjectCode(t *testing.T) {
 	t.Parallel()
-	adaptertest.ProjectCode(t, agent, func(lands string) map[string]string {
+	hubtest.ProjectCode(t, agent, func(lands string) map[string]string {
 		plugin := "import * as fs from \"node:fs\";\nfs.writeFileSync(" + strconv.Quote(lands) + ", \"plugin\");\nexport const Evil = async () => ({});\n"
 		return map[string]string{".opencode/plugin/evil.js": plugin, ".opencode/plugins/evil.js": plugin}
 	})
@@ -67,7 +67,7 @@ func TestRealPermissionProjectCode(t *testing.T) {
 // its letters, so hub refuses a --cwd holding self -> . (CheckLinks).
 func TestRealPermissionDotDotThroughLink(t *testing.T) {
 	t.Parallel()
-	adaptertest.DotDotThroughLink(t, agent, func(path, content string) string {
-		return adaptertest.JSONCall("write", map[string]string{"filePath": path, "content": content})
+	hubtest.DotDotThroughLink(t, agent, func(path, content string) string {
+		return hubtest.JSONCall("write", map[string]string{"filePath": path, "content": content})
 	})
 }

@@ -2,7 +2,7 @@ package opencode_test
 
 // Contract tests: the real OpenCode CLI (pinned in scripts/install-agents.sh)
 // run through hub against package mockllm's Chat Completions API, offline:
-// the shared scenarios of adaptertest.Conformance, then OpenCode's own.
+// the shared scenarios of hubtest.Conformance, then OpenCode's own.
 
 import (
 	"fmt"
@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub"
 	_ "github.com/hubcli/hub/adapters/opencode"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -29,38 +29,38 @@ func config(baseURL string) string {
    "options": {"baseURL": %q, "apiKey": "x"},
    "models": {"mock-model": {"tool_call": true,
      "cost": {"input": %g, "output": %g, "cache_read": %g, "cache_write": %g},
-     "limit": {"context": 128000, "output": 8192}}}}}}`, baseURL+"/v1", adaptertest.MockPrices.In, adaptertest.MockPrices.Out, adaptertest.MockPrices.CacheRead, adaptertest.MockPrices.CacheWrite)
+     "limit": {"context": 128000, "output": 8192}}}}}}`, baseURL+"/v1", hubtest.MockPrices.In, hubtest.MockPrices.Out, hubtest.MockPrices.CacheRead, hubtest.MockPrices.CacheWrite)
 }
 
 var exitOne = 1
 
 // agent is how OpenCode runs against the mock server, and where it reports
 // differently from the other CLIs.
-var agent = adaptertest.Agent{
+var agent = hubtest.Agent{
 	Name:  "opencode",
 	Model: "mock/mock-model",
 	// OpenCode has no retry setting: Env.Retries changes nothing.
-	Configure: func(t testing.TB, e *adaptertest.Env) {
+	Configure: func(t testing.TB, e *hubtest.Env) {
 		cfg := e.Write(t, "opencode.json", config(e.Server.URL()))
 		e.Env = append(e.Env, "OPENCODE_CONFIG="+cfg, "OPENCODE_DISABLE_MODELS_FETCH=1")
 	},
-	Shell:        adaptertest.ShellBashEnv,
+	Shell:        hubtest.ShellBashEnv,
 	SessionID:    regexp.MustCompile(`^ses_[0-9A-Za-z]+$`),
 	SessionModel: "mock/mock-model",
 	// The only model call is the one whose usage the stream reports: hub's
 	// --title keeps OpenCode from a hidden title-generation call.
 	CallModel: "mock-model",
-	Prompt:    adaptertest.PromptFirstUser,
+	Prompt:    hubtest.PromptFirstUser,
 	// The first step's reported cost of the big usage, by hand: 500 000 ×
 	// $3 + 250 000 × $15 + 1 000 000 × $0.30 per million = $5.55; it
 	// crosses --max-cost $1 and OpenCode's compaction calls never happen.
-	Cost: adaptertest.Cost{Source: events.CostReported, Prices: &adaptertest.MockPrices, Big: 5.55},
+	Cost: hubtest.Cost{Source: events.CostReported, Prices: &hubtest.MockPrices, Big: 5.55},
 	// OpenCode runs its bash tool in a process group of its own and ignores
 	// SIGTERM while the tool runs; it reports the call once it has run.
-	Tool: adaptertest.ToolReport{Name: "bash", CallIDKept: true, CommandField: "command", ExitCode: true, AfterRun: true},
+	Tool: hubtest.ToolReport{Name: "bash", CallIDKept: true, CommandField: "command", ExitCode: true, AfterRun: true},
 	// Usage over the model's 128k context makes OpenCode compact the
 	// session: more model calls follow the big one, each its own step.
-	Compaction:        adaptertest.CompactCalls,
+	Compaction:        hubtest.CompactCalls,
 	ErrorExit:         &exitOne,
 	IdleTimeout:       12 * time.Second, // about OpenCode's start-up time on an idle 2-core machine; Retry doubles it
 	ToolKilledTimeout: 25 * time.Second,
@@ -79,14 +79,14 @@ var agent = adaptertest.Agent{
 // way. FinalAnswer: the resume runs hub's own agent, which may run no tool.
 func TestReal(t *testing.T) {
 	t.Parallel()
-	adaptertest.Conformance(t, agent)
+	hubtest.Conformance(t, agent)
 }
 
 // TestRealTTY runs the Text and Tool scenarios with the CLI on a
 // pseudo-terminal (hub run --tty): the same events as without.
 func TestRealTTY(t *testing.T) {
 	t.Parallel()
-	adaptertest.ConformanceTTY(t, agent)
+	hubtest.ConformanceTTY(t, agent)
 }
 
 // TestRealDefaultRetriesBoundedByTimeout: with OpenCode's own backoff (no
@@ -98,13 +98,13 @@ func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
 	// backoff (2.4, 4.4, 8.9, 19, 37 s here), when hub stops it. How many
 	// calls it made depends on its start-up time, which load stretches:
 	// with none, the timeout ran out in the start-up and the attempt tested
-	// nothing (adaptertest.Retry).
-	adaptertest.Retry(t, 20*time.Second, func(timeout time.Duration) bool {
-		e := agent.Prepare(t, adaptertest.Setup{Retries: adaptertest.RetriesDefault})
+	// nothing (hubtest.Retry).
+	hubtest.Retry(t, 20*time.Second, func(timeout time.Duration) bool {
+		e := agent.Prepare(t, hubtest.Setup{Retries: hubtest.RetriesDefault})
 		lim := budget.Limits{Timeout: timeout, Grace: 2 * time.Second}
 		r := e.Run(t, "Fail slowly. "+string(mockllm.ServerError), lim)
-		adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
-		adaptertest.WantTook(t, r, lim)
+		hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
+		hubtest.WantTook(t, r, lim)
 		// Its log named the failed call (a retry notice): the timeout's
 		// message says what it was retrying.
 		if len(r.Notices(events.NoticeRetry)) == 0 {
@@ -131,12 +131,12 @@ func TestRealDefaultRetriesBoundedByTimeout(t *testing.T) {
 // process is gone, and must run none.
 func TestRealFinalAnswerRunsNoTool(t *testing.T) {
 	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
+	e := agent.Prepare(t, hubtest.Setup{})
 	marks := filepath.Join(e.Dir, "marks")
 	e.ShellInit(t, "builtin echo ran $(date +%s%N) >> "+marks+"\n")
 	e.Env = append(e.Env, `OPENCODE_CONFIG_CONTENT={"permission":{"*":"allow"}}`)
-	r := e.Run(t, "Loop. "+string(mockllm.ToolForever), budget.Limits{MaxToolSteps: 1, Grace: 2 * time.Second}, adaptertest.GrantFull)
-	adaptertest.WantErr(t, r.Fin, events.BinBudgetExceeded, events.ReasonToolSteps, 0)
+	r := e.Run(t, "Loop. "+string(mockllm.ToolForever), budget.Limits{MaxToolSteps: 1, Grace: 2 * time.Second}, hubtest.GrantFull)
+	hubtest.WantErr(t, r.Fin, events.BinBudgetExceeded, events.ReasonToolSteps, 0)
 	if r.Fin.Partial || !strings.Contains(r.Fin.Error.Message, "called a tool during the final-answer resume") {
 		t.Errorf("run.finished partial=%v error %q, want no final answer because the resume called a tool", r.Fin.Partial, r.Fin.Error.Message)
 	}
@@ -177,14 +177,14 @@ func TestRealFinalAnswerRunsNoTool(t *testing.T) {
 // hub stops it there: a quota does not lift by retrying.
 func TestRealQuotaFailFast(t *testing.T) {
 	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{Retries: adaptertest.RetriesDefault})
+	e := agent.Prepare(t, hubtest.Setup{Retries: hubtest.RetriesDefault})
 	lim := budget.Limits{Grace: 2 * time.Second, Timeout: 3 * time.Minute}
 	r := e.Run(t, "Fail please. "+string(mockllm.Quota), lim)
-	adaptertest.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonQuota, 0)
+	hubtest.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonQuota, 0)
 	if n := len(r.Notices(events.NoticeRetry)); n != 1 {
 		t.Errorf("%d retry notices, want 1 (stopped at the first)", n)
 	}
-	if calls := len(adaptertest.ModelCalls(e.Server)); calls > 2 {
+	if calls := len(hubtest.ModelCalls(e.Server)); calls > 2 {
 		t.Errorf("%d model calls: hub did not stop the retries", calls)
 	}
 	if !strings.Contains(r.Fin.Error.Message, "exceeded your current quota") {
@@ -201,12 +201,12 @@ func TestRealConfigErrors(t *testing.T) {
 	t.Parallel()
 	t.Run("invalid json", func(t *testing.T) {
 		t.Parallel()
-		e := agent.Prepare(t, adaptertest.Setup{})
+		e := agent.Prepare(t, hubtest.Setup{})
 		const key = "sk-CanaryKey0123456789abcdefXYZ"
 		cfg := e.Write(t, "opencode.json", `{"provider": {"mock": {"options": {"apiKey": "`+key+`"}}} "oops": 1}`)
 		r := e.Run(t, "Say hello. "+string(mockllm.Text), budget.Limits{Timeout: 2 * time.Minute},
-			func(req *adapters.Request) { req.Env = append(req.Env, "OPENCODE_CONFIG="+cfg) })
-		adaptertest.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonNotConfigured, 0)
+			func(req *hub.Request) { req.Env = append(req.Env, "OPENCODE_CONFIG="+cfg) })
+		hubtest.WantErr(t, r.Fin, events.BinUnavailable, events.ReasonNotConfigured, 0)
 		if !strings.Contains(r.Fin.Error.Message, cfg) {
 			t.Errorf("message %q does not name %s", r.Fin.Error.Message, cfg)
 		}
@@ -218,10 +218,10 @@ func TestRealConfigErrors(t *testing.T) {
 	})
 	t.Run("unknown provider", func(t *testing.T) {
 		t.Parallel()
-		e := agent.Prepare(t, adaptertest.Setup{})
+		e := agent.Prepare(t, hubtest.Setup{})
 		r := e.Run(t, "Say hello. "+string(mockllm.Text), budget.Limits{Timeout: 2 * time.Minute},
-			func(req *adapters.Request) { req.Model = "nope/x" })
-		adaptertest.WantErr(t, r.Fin, events.BinInvalidInput, events.ReasonBadModel, 0)
+			func(req *hub.Request) { req.Model = "nope/x" })
+		hubtest.WantErr(t, r.Fin, events.BinInvalidInput, events.ReasonBadModel, 0)
 		if !strings.Contains(r.Fin.Error.Message, "nope/x") {
 			t.Errorf("message %q does not name the model", r.Fin.Error.Message)
 		}

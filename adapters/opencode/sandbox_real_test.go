@@ -3,11 +3,11 @@ package opencode_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealSandbox: OpenCode in --sandbox copy and worktree
-// (adaptertest.Sandboxed), changing files by paths relative to its
+// (hubtest.Sandboxed), changing files by paths relative to its
 // working directory, checked on the disk. write and edit take a relative
 // filePath: OpenCode joins it to its project directory, which it takes
 // from PWD (hub sets it to the sandbox). edit did not ask for a read of
@@ -22,13 +22,13 @@ import (
 // unchanged here like every agent's.
 func TestRealSandbox(t *testing.T) {
 	t.Parallel()
-	adaptertest.Sandboxed(t, adaptertest.SandboxAgent{
+	hubtest.Sandboxed(t, hubtest.SandboxAgent{
 		Agent: agent,
 		Add: func(path, content string) string {
-			return adaptertest.JSONCall("write", map[string]string{"filePath": path, "content": content + "\n"})
+			return hubtest.JSONCall("write", map[string]string{"filePath": path, "content": content + "\n"})
 		},
 		Edit: func(path, old, content string) string {
-			return adaptertest.JSONCall("edit", map[string]string{"filePath": path, "oldString": old, "newString": content + "\n"})
+			return hubtest.JSONCall("edit", map[string]string{"filePath": path, "oldString": old, "newString": content + "\n"})
 		},
 	})
 }

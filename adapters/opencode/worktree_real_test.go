@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealPermissionWorkspaceWriteGitWorktree: --cwd is a directory inside
@@ -22,7 +22,7 @@ import (
 // file must not be on the disk.
 func TestRealPermissionWorkspaceWriteGitWorktree(t *testing.T) {
 	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
+	e := agent.Prepare(t, hubtest.Setup{})
 	repo := e.Work
 	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
 		t.Skipf("git init: %v %s", err, out)
@@ -33,7 +33,7 @@ func TestRealPermissionWorkspaceWriteGitWorktree(t *testing.T) {
 	}
 	lands := filepath.Join(repo, "outside.txt")
 	prompt := fmt.Sprintf(`Write it. MOCK_CALL write {"filePath":%q,"content":"escaped"}`, lands)
-	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) {
+	r := e.Run(t, prompt, budget.Limits{}, func(req *hub.Request) {
 		req.Permission = grant.WorkspaceWrite
 		req.Cwd = sub
 	})
@@ -52,7 +52,7 @@ func TestRealPermissionWorkspaceWriteGitWorktree(t *testing.T) {
 // sibling of --cwd is not asked about. The file must not be on the disk.
 func TestRealPermissionWorkspaceWriteGitCoreWorktree(t *testing.T) {
 	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
+	e := agent.Prepare(t, hubtest.Setup{})
 	above := filepath.Dir(e.Work)
 	for _, args := range [][]string{{"init", "-q"}, {"config", "core.worktree", above}} {
 		if out, err := exec.Command("git", append([]string{"-C", e.Work}, args...)...).CombinedOutput(); err != nil {
@@ -61,7 +61,7 @@ func TestRealPermissionWorkspaceWriteGitCoreWorktree(t *testing.T) {
 	}
 	lands := filepath.Join(above, "sibling", "outside.txt")
 	prompt := fmt.Sprintf(`Write it. MOCK_CALL write {"filePath":%q,"content":"escaped"}`, lands)
-	r := e.Run(t, prompt, budget.Limits{}, func(req *adapters.Request) { req.Permission = grant.WorkspaceWrite })
+	r := e.Run(t, prompt, budget.Limits{}, func(req *hub.Request) { req.Permission = grant.WorkspaceWrite })
 	t.Logf("ok=%v err=%v text=%q", r.Fin.OK, r.Fin.Error, r.Fin.Text)
 	if b, err := os.ReadFile(lands); err == nil {
 		t.Fatalf("--permission workspace-write --cwd %s (core.worktree %s in its .git/config): %s, outside --cwd, was written (%q); the grant allows writes under --cwd only", e.Work, above, lands, b)

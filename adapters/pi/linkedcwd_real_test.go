@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealPermissionWorkspaceWriteLegitThroughLinkedCwd: false positives.
@@ -22,12 +22,12 @@ func TestRealPermissionWorkspaceWriteLegitThroughLinkedCwd(t *testing.T) {
 	for name, p := range map[string]string{"dot-slash": "./new//deep/./f.txt", "dotdot-inside": "new/../g.txt", "up-and-back-by-real-name": "../work/h.txt"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := agent.Prepare(t, adaptertest.Setup{})
+			e := agent.Prepare(t, hubtest.Setup{})
 			link := filepath.Join(t.TempDir(), "linked-cwd")
 			if err := os.Symlink(e.Work, link); err != nil {
 				t.Fatal(err)
 			}
-			r := e.Run(t, `Write it. MOCK_CALL write {"path":"`+p+`","content":"ok"}`, budget.Limits{}, func(req *adapters.Request) {
+			r := e.Run(t, `Write it. MOCK_CALL write {"path":"`+p+`","content":"ok"}`, budget.Limits{}, func(req *hub.Request) {
 				req.Permission = grant.WorkspaceWrite
 				req.Cwd = link
 			})

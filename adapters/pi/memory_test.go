@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
 )
@@ -63,7 +63,7 @@ func (a *longAnswer) Read(p []byte) (int, error) {
 
 // TestReplayMemoryFlat runs the 5,000-update answer through hub's whole
 // pipeline (framer, line cleaning, decoder, event encoding) with
-// adapters.Replay, sampling the live heap every 100 events: the peak must
+// hub.Replay, sampling the live heap every 100 events: the peak must
 // stay far below the raw stream's size, and the bytes allocated must be a
 // small fraction of it (no per-line copy of the repeated partials).
 func TestReplayMemoryFlat(t *testing.T) {
@@ -76,7 +76,7 @@ func TestReplayMemoryFlat(t *testing.T) {
 	base, startAlloc := ms.HeapAlloc, ms.TotalAlloc
 	var peak uint64
 	enc := events.NewEncoder(io.Discard)
-	fin := adapters.Replay(context.Background(), adapters.Request{Agent: "pi"}, src, normalize.End{ExitCode: &zero},
+	fin := hub.Replay(context.Background(), hub.Request{Agent: "pi"}, src, normalize.End{ExitCode: &zero},
 		func(ev events.Event) error {
 			if ev.Type() == events.TypeTextDelta {
 				deltas++

@@ -3,7 +3,7 @@ package pi_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestMockEnvScript: scripts/mock-env.sh, which scripts/demo.sh and README's
@@ -11,5 +11,5 @@ import (
 // does.
 func TestMockEnvScript(t *testing.T) {
 	t.Parallel()
-	adaptertest.CheckMockEnv(t, agent)
+	hubtest.CheckMockEnv(t, agent)
 }

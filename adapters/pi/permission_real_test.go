@@ -4,51 +4,51 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealPermissions: pi at each --permission level writing a file with
 // its write tool and with bash, inside --cwd, outside it and through a
-// link that leads outside, checked on the disk (adaptertest.Permissions).
+// link that leads outside, checked on the disk (hubtest.Permissions).
 // pi has no sandbox: under workspace-write hub's extension (confine.ts)
 // vetoes a write outside before it runs, and bash is not offered.
 // Left out: read-only and none offer neither write nor bash, so where the
 // file would go changes nothing.
 func TestRealPermissions(t *testing.T) {
 	t.Parallel()
-	adaptertest.Permissions(t, adaptertest.PermissionAgent{
+	hubtest.Permissions(t, hubtest.PermissionAgent{
 		Agent: agent,
 		Write: func(path, content string) string {
-			return adaptertest.JSONCall("write", map[string]string{"path": path, "content": content})
+			return hubtest.JSONCall("write", map[string]string{"path": path, "content": content})
 		},
 		Shell: func(path, content string) string {
-			return adaptertest.JSONCall("bash", map[string]string{"command": "echo " + content + " > " + path})
+			return hubtest.JSONCall("bash", map[string]string{"command": "echo " + content + " > " + path})
 		},
 		NoneTools: []string{},
-		Want: map[grant.Level]map[adaptertest.Effect]adaptertest.Want{
+		Want: map[grant.Level]map[hubtest.Effect]hubtest.Want{
 			grant.None: {
-				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered},
+				hubtest.WriteInside: {Outcome: hubtest.NotOffered},
 			},
 			grant.ReadOnly: {
-				adaptertest.WriteInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED write"},
-				adaptertest.ShellInside: {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED bash"},
+				hubtest.WriteInside: {Outcome: hubtest.NotOffered, Says: "NOT_OFFERED write"},
+				hubtest.ShellInside: {Outcome: hubtest.NotOffered, Says: "NOT_OFFERED bash"},
 			},
 			grant.WorkspaceWrite: {
-				adaptertest.WriteInside: {Outcome: adaptertest.Written},
+				hubtest.WriteInside: {Outcome: hubtest.Written},
 				// pi reports the call (tool_execution_start) before its
 				// extensions run: hub's watch stops it first
 				// (TestRealPermissionsExtension has the extension block).
-				adaptertest.WriteOutside: {Outcome: adaptertest.Stopped, Says: "outside the working directory"},
-				adaptertest.ShellInside:  {Outcome: adaptertest.NotOffered, Says: "NOT_OFFERED bash"},
-				adaptertest.WriteLink:    {Outcome: adaptertest.Stopped, Says: "/link/write-link.txt, which resolves to "},
+				hubtest.WriteOutside: {Outcome: hubtest.Stopped, Says: "outside the working directory"},
+				hubtest.ShellInside:  {Outcome: hubtest.NotOffered, Says: "NOT_OFFERED bash"},
+				hubtest.WriteLink:    {Outcome: hubtest.Stopped, Says: "/link/write-link.txt, which resolves to "},
 			},
 			grant.Full: {
-				adaptertest.WriteInside:  {Outcome: adaptertest.Written},
-				adaptertest.WriteOutside: {Outcome: adaptertest.Written},
-				adaptertest.ShellInside:  {Outcome: adaptertest.Written},
-				adaptertest.ShellOutside: {Outcome: adaptertest.Written},
-				adaptertest.WriteLink:    {Outcome: adaptertest.Written},
+				hubtest.WriteInside:  {Outcome: hubtest.Written},
+				hubtest.WriteOutside: {Outcome: hubtest.Written},
+				hubtest.ShellInside:  {Outcome: hubtest.Written},
+				hubtest.ShellOutside: {Outcome: hubtest.Written},
+				hubtest.WriteLink:    {Outcome: hubtest.Written},
 			},
 		},
 	})
@@ -63,17 +63,17 @@ func TestRealPermissions(t *testing.T) {
 func TestRealPermissionsExtension(t *testing.T) {
 	t.Parallel()
 	write := func(path, content string) string {
-		return adaptertest.JSONCall("write", map[string]string{"path": "@" + path, "content": content})
+		return hubtest.JSONCall("write", map[string]string{"path": "@" + path, "content": content})
 	}
-	adaptertest.Permissions(t, adaptertest.PermissionAgent{
+	hubtest.Permissions(t, hubtest.PermissionAgent{
 		Agent: agent,
 		Write: write,
 		Shell: write, // not called
-		Want: map[grant.Level]map[adaptertest.Effect]adaptertest.Want{
+		Want: map[grant.Level]map[hubtest.Effect]hubtest.Want{
 			grant.WorkspaceWrite: {
-				adaptertest.WriteInside:  {Outcome: adaptertest.Written},
-				adaptertest.WriteOutside: {Outcome: adaptertest.Denied, Says: "hub: @"},
-				adaptertest.WriteLink:    {Outcome: adaptertest.Denied, Says: "hub: @"},
+				hubtest.WriteInside:  {Outcome: hubtest.Written},
+				hubtest.WriteOutside: {Outcome: hubtest.Denied, Says: "hub: @"},
+				hubtest.WriteLink:    {Outcome: hubtest.Denied, Says: "hub: @"},
 			},
 		},
 	})
@@ -84,7 +84,7 @@ func TestRealPermissionsExtension(t *testing.T) {
 // when loaded); hub's own extension still loads under workspace-write.
 func TestRealPermissionProjectCode(t *testing.T) {
 	t.Parallel()
-	adaptertest.ProjectCode(t, agent, func(lands string) map[string]string {
+	hubtest.ProjectCode(t, agent, func(lands string) map[string]string {
 		return map[string]string{".pi/extensions/evil.ts": "import * as fs from \"node:fs\";\nfs.writeFileSync(" + strconv.Quote(lands) + ", \"pi extension\");\nexport default function (pi: any) {}\n"}
 	})
 }
@@ -94,7 +94,7 @@ func TestRealPermissionProjectCode(t *testing.T) {
 // the watch resolves it as the kernel does and stops the run.
 func TestRealPermissionDotDotThroughLink(t *testing.T) {
 	t.Parallel()
-	adaptertest.DotDotThroughLink(t, agent, func(path, content string) string {
-		return adaptertest.JSONCall("write", map[string]string{"path": path, "content": content})
+	hubtest.DotDotThroughLink(t, agent, func(path, content string) string {
+		return hubtest.JSONCall("write", map[string]string{"path": path, "content": content})
 	})
 }

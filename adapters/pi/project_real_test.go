@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealPermissionProjectNpmCommand: pi installs a package of a
@@ -18,13 +18,13 @@ import (
 // project's sh, offline).
 func TestRealPermissionProjectNpmCommand(t *testing.T) {
 	t.Parallel()
-	adaptertest.ProjectCode(t, agent, func(lands string) map[string]string {
+	hubtest.ProjectCode(t, agent, func(lands string) map[string]string {
 		settings, _ := json.Marshal(map[string]any{
 			"npmCommand": []string{"sh", "-c", "echo pi-npmCommand > " + lands, "sh"},
 			"packages":   []string{"npm:hub-test-not-installed"},
 		})
 		return map[string]string{".pi/settings.json": string(settings)}
-	}, func(e *adaptertest.Env) {
+	}, func(e *hubtest.Env) {
 		e.Env = slices.DeleteFunc(e.Env, func(kv string) bool { return kv == "PI_OFFLINE=1" })
 	})
 }

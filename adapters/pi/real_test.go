@@ -2,7 +2,7 @@ package pi_test
 
 // Contract tests: the real pi CLI (pinned in scripts/install-agents.sh) run
 // through hub against package mockllm's Chat Completions API, offline: the
-// shared scenarios of adaptertest.Conformance, then pi's own. pi exits 0 on
+// shared scenarios of hubtest.Conformance, then pi's own. pi exits 0 on
 // every provider error: each verdict comes from hub's reading of its events.
 
 import (
@@ -15,11 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
 	_ "github.com/hubcli/hub/adapters/pi"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -30,18 +31,18 @@ func modelsJSON(baseURL string) string {
   "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
   "models": [{"id": "mock-model", "contextWindow": 128000, "maxTokens": 8192,
     "cost": {"input": %g, "output": %g, "cacheRead": %g, "cacheWrite": %g}}]}}}`,
-		baseURL+"/v1", adaptertest.MockPrices.In, adaptertest.MockPrices.Out, adaptertest.MockPrices.CacheRead, adaptertest.MockPrices.CacheWrite)
+		baseURL+"/v1", hubtest.MockPrices.In, hubtest.MockPrices.Out, hubtest.MockPrices.CacheRead, hubtest.MockPrices.CacheWrite)
 }
 
 // Settings for pi's agent directory (agent/settings.json).
 const (
 	// noRetries turns off pi's auto-retry and the provider SDK's own
 	// retries, so an error scenario ends in about pi's start-up time
-	// (adaptertest.RetriesFew).
+	// (hubtest.RetriesFew).
 	noRetries = `{"retry": {"enabled": false, "provider": {"maxRetries": 0}}}`
 	// defaultRetries is pi's auto-retry as it ships (3 times, backoff from
 	// 2 s) with the provider SDK's retries inside each attempt off, so
-	// that each attempt is one model call (adaptertest.RetriesDefault).
+	// that each attempt is one model call (hubtest.RetriesDefault).
 	defaultRetries = `{"retry": {"enabled": true, "maxRetries": 3, "baseDelayMs": 2000, "provider": {"maxRetries": 0}}}`
 )
 
@@ -58,13 +59,13 @@ var exitZero = 0
 
 // agent is how pi runs against the mock server, and where it reports
 // differently from the other CLIs.
-var agent = adaptertest.Agent{
+var agent = hubtest.Agent{
 	Name:  "pi",
 	Model: "mock/mock-model",
-	Configure: func(t testing.TB, e *adaptertest.Env) {
+	Configure: func(t testing.TB, e *hubtest.Env) {
 		dir := filepath.Dir(e.Write(t, "agent/models.json", modelsJSON(e.Server.URL())))
 		settings := noRetries
-		if e.Retries == adaptertest.RetriesDefault {
+		if e.Retries == hubtest.RetriesDefault {
 			settings = defaultRetries
 		}
 		e.Write(t, "agent/settings.json", settings)
@@ -72,24 +73,24 @@ var agent = adaptertest.Agent{
 		e.Env = append(e.Env, "PI_CODING_AGENT_DIR="+dir, "PI_OFFLINE=1",
 			"ANTHROPIC_API_KEY=", "ANTHROPIC_OAUTH_TOKEN=", "OPENAI_API_KEY=", "GEMINI_API_KEY=")
 	},
-	Shell: adaptertest.ShellBashEnv,
+	Shell: hubtest.ShellBashEnv,
 	// Each run starts Node twice (the version probe, then the run; about
 	// 1.5 CPU-seconds each), and with every test parallel a 2-core machine
 	// took over 15 s to answer `pi --version`, failing the probe.
 	Slots:        make(chan struct{}, runtime.NumCPU()),
-	SessionID:    adaptertest.UUID,
+	SessionID:    hubtest.UUID,
 	SessionModel: "mock/mock-model",
 	CallModel:    "mock-model",
 	// A prompt starting with "-" goes on stdin (pi has no "--").
-	Prompt:     adaptertest.PromptFirstUser,
+	Prompt:     hubtest.PromptFirstUser,
 	TextDeltas: true,
 	// By hand: 500000·3 + 250000·15 + 1000000·0.3 per million = $5.55.
-	Cost: adaptertest.Cost{Source: events.CostReported, Prices: &adaptertest.MockPrices, Big: 5.55},
-	Tool: adaptertest.ToolReport{Name: "bash", CallIDKept: true, CommandField: "command", ExitCode: true},
+	Cost: hubtest.Cost{Source: events.CostReported, Prices: &hubtest.MockPrices, Big: 5.55},
+	Tool: hubtest.ToolReport{Name: "bash", CallIDKept: true, CommandField: "command", ExitCode: true},
 	// pi reports the big call's tokens and cost, then judges the context
 	// overflowed and starts compacting, and print mode exits there: the
 	// answer stands.
-	Compaction:      adaptertest.CompactNotice,
+	Compaction:      hubtest.CompactNotice,
 	ErrorStatus:     map[mockllm.Scenario]int{mockllm.Overflow: 400},
 	ErrorExit:       &exitZero, // pi exits 0 on provider errors
 	OneCallPerError: true,
@@ -114,19 +115,19 @@ var agent = adaptertest.Agent{
 // TestReal runs the conformance scenarios.
 func TestReal(t *testing.T) {
 	t.Parallel()
-	adaptertest.Conformance(t, agent)
+	hubtest.Conformance(t, agent)
 }
 
 // TestRealTTY runs the Text and Tool scenarios with the CLI on a
 // pseudo-terminal (hub run --tty): the same events as without.
 func TestRealTTY(t *testing.T) {
 	t.Parallel()
-	adaptertest.ConformanceTTY(t, agent)
+	hubtest.ConformanceTTY(t, agent)
 }
 
 func TestRealDetect(t *testing.T) {
 	t.Parallel()
-	bin := adaptertest.Bin(t, "pi")
+	bin := hubtest.Bin(t, "pi")
 	defer agent.TakeSlot(t)()
 	ad, err := adapters.Lookup("pi")
 	if err != nil {
@@ -150,12 +151,12 @@ func TestRealPromptExact(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			e := agent.Prepare(t, adaptertest.Setup{})
+			e := agent.Prepare(t, hubtest.Setup{})
 			r := e.Run(t, prompt, budget.Limits{})
 			agent.WantOK(t, r, mockllm.TextAnswer)
-			calls := adaptertest.ModelCalls(e.Server)
+			calls := hubtest.ModelCalls(e.Server)
 			if len(calls) == 0 || calls[0].UserText != prompt {
-				t.Errorf("model got user text %q, want %q", adaptertest.FirstUserText(calls), prompt)
+				t.Errorf("model got user text %q, want %q", hubtest.FirstUserText(calls), prompt)
 			}
 		})
 	}
@@ -165,9 +166,9 @@ func TestRealPromptExact(t *testing.T) {
 // exit status (pi reports it only in the output text), and the run goes on.
 func TestRealToolFails(t *testing.T) {
 	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
+	e := agent.Prepare(t, hubtest.Setup{})
 	e.ShellInit(t, "echo() { builtin echo \"$@\"; return 3; }\n")
-	r := e.Run(t, "Run it. "+string(mockllm.Tool), budget.Limits{}, adaptertest.GrantFull)
+	r := e.Run(t, "Run it. "+string(mockllm.Tool), budget.Limits{}, hubtest.GrantFull)
 	if !r.Fin.OK {
 		t.Fatalf("run.finished not ok: %v", r.Fin.Error)
 	}
@@ -185,7 +186,7 @@ func TestRealToolRead(t *testing.T) {
 	if err != nil {
 		t.Skipf("%s: %v", mockllm.ToolReadPath, err)
 	}
-	e := agent.Prepare(t, adaptertest.Setup{})
+	e := agent.Prepare(t, hubtest.Setup{})
 	r := e.Run(t, "Read the marker file. "+string(mockllm.Tool), budget.Limits{})
 	agent.WantOK(t, r, mockllm.ToolAnswerPrefix+strings.TrimSpace(string(want)))
 	started, finished := r.Tool()
@@ -217,18 +218,18 @@ func TestRealSetupErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := agent.Prepare(t, adaptertest.Setup{})
-			r := e.Run(t, "Say hello. "+string(mockllm.Text), budget.Limits{}, func(req *adapters.Request) {
+			e := agent.Prepare(t, hubtest.Setup{})
+			r := e.Run(t, "Say hello. "+string(mockllm.Text), budget.Limits{}, func(req *hub.Request) {
 				if tt.model != "" {
 					req.Model = tt.model
 				}
 				req.Resume = tt.resume
 			})
-			adaptertest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
+			hubtest.WantErr(t, r.Fin, tt.bin, tt.reason, 0)
 			if !strings.Contains(r.Fin.Error.Message, tt.says) || r.Fin.ExitCode == nil || *r.Fin.ExitCode != 1 {
 				t.Errorf("error %q, exit %v; want it to say %q, exit 1", r.Fin.Error.Message, r.Fin.ExitCode, tt.says)
 			}
-			if n := len(adaptertest.ModelCalls(e.Server)); n != 0 {
+			if n := len(hubtest.ModelCalls(e.Server)); n != 0 {
 				t.Errorf("model calls = %d, want 0", n)
 			}
 		})
@@ -239,17 +240,17 @@ func TestRealSetupErrors(t *testing.T) {
 // the second call carries the first exchange.
 func TestRealResume(t *testing.T) {
 	t.Parallel()
-	e := agent.Prepare(t, adaptertest.Setup{})
+	e := agent.Prepare(t, hubtest.Setup{})
 	first := e.Run(t, "First. "+string(mockllm.Text), budget.Limits{})
 	agent.WantOK(t, first, mockllm.TextAnswer)
-	second := e.Run(t, "Second. "+string(mockllm.Text), budget.Limits{}, func(req *adapters.Request) { req.Resume = *first.Fin.SessionID })
+	second := e.Run(t, "Second. "+string(mockllm.Text), budget.Limits{}, func(req *hub.Request) { req.Resume = *first.Fin.SessionID })
 	agent.WantOK(t, second, mockllm.TextAnswer)
 	if *second.Fin.SessionID != *first.Fin.SessionID {
 		t.Errorf("resumed session_id = %s, want %s", *second.Fin.SessionID, *first.Fin.SessionID)
 	}
-	calls := adaptertest.ModelCalls(e.Server)
+	calls := hubtest.ModelCalls(e.Server)
 	if len(calls) != 2 || calls[1].UserText != calls[0].UserText {
-		t.Errorf("model calls = %d, second's first user text %q; want 2, the first prompt %q", len(calls), adaptertest.FirstUserText(calls[1:]), calls[0].UserText)
+		t.Errorf("model calls = %d, second's first user text %q; want 2, the first prompt %q", len(calls), hubtest.FirstUserText(calls[1:]), calls[0].UserText)
 	}
 }
 
@@ -257,16 +258,16 @@ func TestRealResume(t *testing.T) {
 // twice the timeout) is stopped by hub's wall timeout on time, after pi had
 // started retrying. The timeout covers pi's version probe and start-up: an
 // attempt whose timeout ran out before pi retried tested nothing, and runs
-// again with a longer one (adaptertest.Retry).
+// again with a longer one (hubtest.Retry).
 func TestRealRetriesBounded(t *testing.T) {
 	t.Parallel()
-	adaptertest.Retry(t, 25*time.Second, func(timeout time.Duration) bool {
-		e := agent.Prepare(t, adaptertest.Setup{})
+	hubtest.Retry(t, 25*time.Second, func(timeout time.Duration) bool {
+		e := agent.Prepare(t, hubtest.Setup{})
 		e.Write(t, "agent/settings.json", slowRetries(timeout))
 		lim := budget.Limits{Timeout: timeout, Grace: 2 * time.Second}
 		r := e.Run(t, "Fail slowly. "+string(mockllm.ServerError), lim)
-		adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
-		adaptertest.WantTook(t, r, lim)
+		hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonWall, 0)
+		hubtest.WantTook(t, r, lim)
 		return retrying(t, e, r)
 	})
 }
@@ -277,21 +278,21 @@ func TestRealRetriesBounded(t *testing.T) {
 // out in pi's start-up runs again with a longer one.
 func TestRealRetriesIdle(t *testing.T) {
 	t.Parallel()
-	adaptertest.Retry(t, 14*time.Second, func(idle time.Duration) bool {
-		e := agent.Prepare(t, adaptertest.Setup{})
+	hubtest.Retry(t, 14*time.Second, func(idle time.Duration) bool {
+		e := agent.Prepare(t, hubtest.Setup{})
 		e.Write(t, "agent/settings.json", slowRetries(idle))
 		r := e.Run(t, "Fail slowly. "+string(mockllm.Overloaded), budget.Limits{IdleTimeout: idle, Grace: 2 * time.Second})
-		adaptertest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
+		hubtest.WantErr(t, r.Fin, events.BinTimeout, events.ReasonIdle, 0)
 		return retrying(t, e, r)
 	})
 }
 
 // retrying reports whether hub stopped pi after it had announced a retry
 // and the model had been called more than once.
-func retrying(t *testing.T, e *adaptertest.Env, r adaptertest.Result) bool {
+func retrying(t *testing.T, e *hubtest.Env, r hubtest.Result) bool {
 	t.Helper()
 	retries := len(r.Notices(events.NoticeRetry))
-	calls := len(adaptertest.ModelCalls(e.Server))
+	calls := len(hubtest.ModelCalls(e.Server))
 	t.Logf("stopped after %s, %d retry notices, %d model calls", r.Took.Round(time.Millisecond), retries, calls)
 	return retries >= 1 && calls >= 2
 }

@@ -4,21 +4,21 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealSandbox: pi in --sandbox copy and worktree
-// (adaptertest.Sandboxed), changing files by paths relative to its
+// (hubtest.Sandboxed), changing files by paths relative to its
 // working directory, checked on the disk. write and edit take a relative
 // path, which pi resolves against its working directory (process.cwd(),
 // the sandbox), as hub's extension (confine.ts) and watch do. No Shell:
 // workspace-write offers pi no bash (TestRealPermissions, shell-inside).
 func TestRealSandbox(t *testing.T) {
 	t.Parallel()
-	adaptertest.Sandboxed(t, adaptertest.SandboxAgent{
+	hubtest.Sandboxed(t, hubtest.SandboxAgent{
 		Agent: agent,
 		Add: func(path, content string) string {
-			return adaptertest.JSONCall("write", map[string]string{"path": path, "content": content + "\n"})
+			return hubtest.JSONCall("write", map[string]string{"path": path, "content": content + "\n"})
 		},
 		// pi 0.73.1's edit: a list of exact replacements.
 		Edit: func(path, old, content string) string {

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealPermissionProjectSessionDir: a project's .pi/settings.json
@@ -14,7 +14,7 @@ import (
 // session directory, and nothing may appear where the project said.
 func TestRealPermissionProjectSessionDir(t *testing.T) {
 	t.Parallel()
-	adaptertest.ProjectCode(t, agent, func(lands string) map[string]string {
+	hubtest.ProjectCode(t, agent, func(lands string) map[string]string {
 		settings, _ := json.Marshal(map[string]any{"sessionDir": filepath.Join(lands, "by", "the-project")})
 		return map[string]string{".pi/settings.json": string(settings)}
 	})

@@ -3,10 +3,10 @@ package pi_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestRealStructured: --schema answers through the real CLI (SPEC §6.2).
 func TestRealStructured(t *testing.T) {
-	adaptertest.Structured(t, adaptertest.StructuredAgent{Agent: agent, Schema: adaptertest.StructuredSchema, Valid: `{"score":3}`, Native: false, InPrompt: true})
+	hubtest.Structured(t, hubtest.StructuredAgent{Agent: agent, Schema: hubtest.StructuredSchema, Valid: `{"score":3}`, Native: false, InPrompt: true})
 }

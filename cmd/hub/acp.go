@@ -8,14 +8,14 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/acpserver"
-	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
 )
 
 // acpCommand is `hub acp`: hub as an ACP agent on stdin and stdout (SPEC
-// §6.5). kill is passed to every run (adapters.WithKill).
+// §6.5). kill is passed to every run (hub.WithKill).
 func acpCommand(kill <-chan struct{}) *cli.Command {
 	return &cli.Command{
 		Name:      "acp",
@@ -52,12 +52,12 @@ func acpAction(kill <-chan struct{}) cli.ActionFunc {
 		if p.warning != "" {
 			fmt.Fprintf(c.App.ErrWriter, "hub: warning: %s\n", p.warning)
 		}
-		opts := []adapters.Option{adapters.WithKill(kill), adapters.WithConfirm(p.approval.check)}
+		opts := []hub.Option{hub.WithKill(kill), hub.WithConfirm(p.approval.check)}
 		// As for hub run: hub is a child subreaper that runs nothing but
 		// its runs, so what escapes a guard is killed with its run.
-		if err := adapters.BecomeSubreaper(); err == nil {
-			opts = append(opts, adapters.WithOrphans())
-			defer adapters.ReapOrphans()
+		if err := hub.BecomeSubreaper(); err == nil {
+			opts = append(opts, hub.WithOrphans())
+			defer hub.ReapOrphans()
 		}
 		logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		err = acpserver.Serve(c.Context, acpserver.Config{Request: p.req, Options: opts, Version: hubVersion(), Logger: logger},

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -37,8 +37,8 @@ type acpxRun struct {
 // HUB_REQUIRE_REAL_CLIS) when acpx or the CLI is missing.
 func newACPX(t *testing.T, agent string, hubArgs, acpxArgs []string, prompt string) *acpxRun {
 	t.Helper()
-	acpx := adaptertest.Bin(t, "acpx")
-	cli := adaptertest.Bin(t, agent)
+	acpx := hubtest.Bin(t, "acpx")
+	cli := hubtest.Bin(t, agent)
 	s, err := mockllm.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func newACPX(t *testing.T, agent string, hubArgs, acpxArgs []string, prompt stri
 		t.Fatal(err)
 	}
 	script := fmt.Sprintf("#!/bin/sh\necho $$ > %s\nHUB_TEST_AS_HUB=1 GORACE=atexit_sleep_ms=0 exec %s \"$@\"\n", r.pidFile, exe)
-	if err := adaptertest.WriteScript(hub, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(hub, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	agentCmd := []string{hub, "acp", "--agent", agent, "--bin", cli, "--timeout", "10m", "--grace", "1s"}
@@ -89,7 +89,7 @@ func newACPX(t *testing.T, agent string, hubArgs, acpxArgs []string, prompt stri
 func mockEnvModel(t *testing.T, agent, url, dir string) (env []string, model string) {
 	t.Helper()
 	cmd := exec.Command("bash", "-c", `out=$(bash "$0" "$@") || exit; eval "$out"; grep '^# model: ' <<<"$out"; env -0`,
-		adaptertest.MockEnvScript(), agent, url, dir)
+		hubtest.MockEnvScript(), agent, url, dir)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -122,7 +122,7 @@ func (r *acpxRun) hubGone(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	// Bounded by the test's deadline: hub exits within its --grace and
-	// adapters.StopWait of its client going away, on a machine that runs it.
+	// hub.StopWait of its client going away, on a machine that runs it.
 	for alive(pid) {
 		select {
 		case <-t.Context().Done():
@@ -130,7 +130,7 @@ func (r *acpxRun) hubGone(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	if left := adaptertest.Leftovers(r.marker); len(left) > 0 {
+	if left := hubtest.Leftovers(r.marker); len(left) > 0 {
 		t.Errorf("processes of the run alive after hub exited: %v", left)
 	}
 }
@@ -192,7 +192,7 @@ func TestACPXCancel(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The agent is running once the mock has its model call.
-			for len(adaptertest.ModelCalls(r.server)) == 0 {
+			for len(hubtest.ModelCalls(r.server)) == 0 {
 				select {
 				case <-t.Context().Done():
 					t.Fatal("no model call")

@@ -16,7 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/statusfile"
 )
@@ -376,9 +376,9 @@ func runBatch(ctx context.Context, reqs []batchRequest, n int, kill <-chan struc
 	}
 	sums := make([]batchSummary, len(reqs))
 	var orphans bool
-	if err := adapters.BecomeSubreaper(); err == nil {
+	if err := hub.BecomeSubreaper(); err == nil {
 		orphans = true
-		defer adapters.ReapOrphans()
+		defer hub.ReapOrphans()
 	}
 	g := new(errgroup.Group)
 	g.SetLimit(n)
@@ -469,14 +469,14 @@ func runBatchRequest(ctx context.Context, r *batchRequest, kill <-chan struct{},
 		line := append(append(append([]byte(`{"id":`), idField...), ','), buf[1:]...)
 		return out.writeLine(line)
 	}
-	opts := []adapters.Option{adapters.WithKill(kill)}
+	opts := []hub.Option{hub.WithKill(kill)}
 	if orphans {
-		opts = append(opts, adapters.WithOrphans())
+		opts = append(opts, hub.WithOrphans())
 	}
 	fo := p.fileOptions()
 	defer fo.close()
 	opts = append(opts, fo.opts...)
-	fin := adapters.Run(ctx, p.req, sink, opts...)
+	fin := hub.Run(ctx, p.req, sink, opts...)
 	fo.report(stderr)
 	s.OK, s.CostUSD, s.DurationMS = fin.OK, fin.CostUSD, fin.DurationMS
 	if e := fin.Error; e != nil {

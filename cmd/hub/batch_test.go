@@ -62,7 +62,7 @@ func TestBatch(t *testing.T) {
 	if err := os.WriteFile(reqs, []byte(file.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := hub(t, "", "batch", "--agent", "opencode", "--bin", bin, "--max-parallel", "2", reqs)
+	code, out, errOut := hubCLI(t, "", "batch", "--agent", "opencode", "--bin", bin, "--max-parallel", "2", reqs)
 	if code != 8 {
 		t.Errorf("exit %d, want 8 (the first failure in input order: slow's timeout) (stderr %s)", code, errOut)
 	}
@@ -196,7 +196,7 @@ func TestBatchText(t *testing.T) {
 		t.Errorf("a live line is still on the screen after the batch:\n%s", screen)
 	}
 	// Off a terminal: the same outcome lines, not one escape byte.
-	code, out, errOut := hub(t, "", args...)
+	code, out, errOut := hubCLI(t, "", args...)
 	if code != 2 || strings.Contains(out+errOut, "\x1b") || !strings.Contains(out, "batch: 2 of 3 ok") {
 		t.Errorf("piped: exit %d, stdout %q, stderr %q; want 2, the count, no escape byte", code, out, errOut)
 	}

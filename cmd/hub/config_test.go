@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/hubcli/hub/adapters/adaptertest/fakeacp"
+	"github.com/hubcli/hub/hubtest/fakeacp"
 	"github.com/hubcli/hub/internal/config"
 )
 
@@ -97,7 +97,7 @@ func TestConfigTimeoutApplies(t *testing.T) {
 				t.Setenv("HUB_TIMEOUT", tt.env)
 			}
 			args := append([]string{"run", "--agent", "opencode", "--output", "jsonl"}, tt.args...)
-			code, out, errOut := hub(t, "", append(args, "x")...)
+			code, out, errOut := hubCLI(t, "", append(args, "x")...)
 			r := readJSONL(t, out)
 			if code != 8 || r.bin != "timeout" || r.reason != "wall" || r.timeoutMS != tt.wantMS {
 				t.Errorf("exit %d, run.finished %s/%s, limits.timeout_ms %d; want 8, timeout/wall, %d (stderr %s)", code, r.bin, r.reason, r.timeoutMS, tt.wantMS, errOut)
@@ -128,14 +128,14 @@ env = ["B=agent"]
 [agents.codex]
 model = "codex-model"
 `)
-	code, out, errOut := hub(t, "", "run", "--agent", "opencode", "--output", "jsonl", "--env", "A=flag", "x")
+	code, out, errOut := hubCLI(t, "", "run", "--agent", "opencode", "--output", "jsonl", "--env", "A=flag", "x")
 	r := readJSONL(t, out)
 	if want := "model=agent-model A=flag B=agent C=top"; code != 0 || r.text != want {
 		t.Errorf("exit %d text %q, want 0 %q (stderr %s)", code, r.text, want, errOut)
 	}
 	// HUB_MODEL beats the agent's table.
 	t.Setenv("HUB_MODEL", "env-model")
-	code, out, errOut = hub(t, "", "run", "--agent", "opencode", "--output", "jsonl", "x")
+	code, out, errOut = hubCLI(t, "", "run", "--agent", "opencode", "--output", "jsonl", "x")
 	if want := "model=env-model A=top B=agent C=top"; code != 0 || readJSONL(t, out).text != want {
 		t.Errorf("with HUB_MODEL: exit %d text %q, want 0 %q (stderr %s)", code, readJSONL(t, out).text, want, errOut)
 	}
@@ -144,7 +144,7 @@ model = "codex-model"
 // The file's agent key picks the agent, and with it the table.
 func TestConfigDefaultAgent(t *testing.T) {
 	writeConfig(t, "agent = \"opencode\"\n[agents.opencode]\nbin = \""+fakeAgent(t, okBody)+"\"\n")
-	code, out, errOut := hub(t, "", "run", "--output", "jsonl", "x")
+	code, out, errOut := hubCLI(t, "", "run", "--output", "jsonl", "x")
 	if r := readJSONL(t, out); code != 0 || r.text != "the answer" {
 		t.Errorf("run without --agent = exit %d text %q (stderr %s), want 0 and the fake's answer", code, r.text, errOut)
 	}
@@ -160,7 +160,7 @@ func TestConfigNamedACPAgent(t *testing.T) {
 	}
 	writeConfig(t, "agent = \"myacp\"\n[agents.myacp]\nacp-command = \""+exe+" --ignored-arg\"\nenv = [\""+fakeacp.EnvScenario+"=text\"]\n")
 	for _, args := range [][]string{{"run", "--agent", "myacp"}, {"run"}} {
-		code, out, errOut := hub(t, "", append(args, "--output", "jsonl", "hi")...)
+		code, out, errOut := hubCLI(t, "", append(args, "--output", "jsonl", "hi")...)
 		r := readJSONL(t, out)
 		if code != 0 || r.text != fakeacp.Answer || len(r.argv) != 2 || r.argv[0] != exe || r.argv[1] != "--ignored-arg" {
 			t.Errorf("hub %v = exit %d, text %q, argv %q (stderr %s); want 0, the fake ACP agent's answer, the table's command", args, code, r.text, r.argv, errOut)
@@ -186,7 +186,7 @@ func TestConfigBadFile(t *testing.T) {
 	for _, tt := range tests {
 		path := writeConfig(t, tt.file)
 		for _, args := range [][]string{{"run", "--agent", "opencode", "x"}, {"config"}} {
-			code, out, errOut := hub(t, "", args...)
+			code, out, errOut := hubCLI(t, "", args...)
 			if want := "hub: config " + path + tt.want; code != 2 || !strings.HasPrefix(errOut, want) || out != "" {
 				t.Errorf("hub %v with %q = exit %d stdout %q stderr %q; want 2 and %q", args, tt.file, code, out, errOut, want)
 			}
@@ -194,7 +194,7 @@ func TestConfigBadFile(t *testing.T) {
 	}
 	missing := filepath.Join(t.TempDir(), "none.toml")
 	t.Setenv(config.EnvVar, missing)
-	code, _, errOut := hub(t, "", "run", "--agent", "opencode", "x")
+	code, _, errOut := hubCLI(t, "", "run", "--agent", "opencode", "x")
 	if code != 2 || !strings.Contains(errOut, missing) || !strings.Contains(errOut, "HUB_CONFIG") {
 		t.Errorf("HUB_CONFIG naming no file: exit %d stderr %q, want 2 naming it", code, errOut)
 	}
@@ -219,7 +219,7 @@ func TestConfigDefaultPath(t *testing.T) {
 
 func hubConfigJSON(t *testing.T, args ...string) configJSON {
 	t.Helper()
-	code, out, errOut := hub(t, "", append([]string{"config", "--json"}, args...)...)
+	code, out, errOut := hubCLI(t, "", append([]string{"config", "--json"}, args...)...)
 	var c configJSON
 	if err := json.Unmarshal([]byte(out), &c); code != 0 || err != nil {
 		t.Fatalf("hub config --json = exit %d (%v) stderr %s", code, err, errOut)
@@ -294,7 +294,7 @@ model = "claude-model"
 	}
 
 	// The text form: the same origins, the tables below.
-	code, out, _ := hub(t, "", "config", "--agent", "claude")
+	code, out, _ := hubCLI(t, "", "config", "--agent", "claude")
 	lines := map[string]bool{}
 	for _, l := range strings.Split(out, "\n") {
 		lines[strings.Join(strings.Fields(l), " ")] = true
@@ -325,7 +325,7 @@ model = "claude-model"
 func TestConfigShowsControlsHarmless(t *testing.T) {
 	writeConfig(t, `model = "a\u001b[2Jb"`)
 	for _, args := range [][]string{{"config"}, {"doctor", "--version-timeout", "1s", "claude"}} {
-		_, out, errOut := hub(t, "", args...)
+		_, out, errOut := hubCLI(t, "", args...)
 		if strings.Contains(out+errOut, "\x1b") || !strings.Contains(out, "a␛[2Jb") {
 			t.Errorf("hub %s: stdout %q stderr %q; want the model shown as a␛[2Jb, no ESC", strings.Join(args, " "), out, errOut)
 		}
@@ -470,7 +470,7 @@ func TestConfigRefusesWhatRunRefuses(t *testing.T) {
 		if k, v, ok := strings.Cut(tt.env, "="); ok {
 			t.Setenv(k, v)
 		}
-		code, out, errOut := hub(t, "", tt.args...)
+		code, out, errOut := hubCLI(t, "", tt.args...)
 		if want := "hub: config: a run would refuse these settings: "; code != 2 || out != "" || !strings.HasPrefix(errOut, want) || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%s hub %q = exit %d, stdout %q, stderr %q; want 2 and %q", tt.env, tt.args, code, out, errOut, tt.want)
 		}
@@ -478,7 +478,7 @@ func TestConfigRefusesWhatRunRefuses(t *testing.T) {
 			os.Unsetenv(k)
 		}
 	}
-	if code, _, errOut := hub(t, "", "config", "--agent", "pi", "--prompt-file", "p.txt"); code != 0 {
+	if code, _, errOut := hubCLI(t, "", "config", "--agent", "pi", "--prompt-file", "p.txt"); code != 0 {
 		t.Errorf("hub config with valid settings = exit %d (%s), want 0", code, errOut)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
 )
@@ -26,11 +26,11 @@ type approval struct {
 	tty func() (io.ReadWriteCloser, error)
 }
 
-// check is the run's adapters.Confirm (SPEC §6.1): --permission full needs
+// check is the run's hub.Confirm (SPEC §6.1): --permission full needs
 // --confirm or --yes, and --confirm needs a "y" read from the terminal
 // (/dev/tty, not stdin, which may carry the prompt). Every refusal is
 // permission_denied/confirmation_required, and the run starts nothing.
-func (a approval) check(ctx context.Context, req adapters.Request, g grant.Rule) error {
+func (a approval) check(ctx context.Context, req hub.Request, g grant.Rule) error {
 	switch {
 	case a.yes:
 		return nil
@@ -87,7 +87,7 @@ func readAnswer(ctx context.Context, tty io.Reader) (string, error) {
 
 // grantSummary is what --confirm shows before it asks: agent, model,
 // directory, permission and how it is held, limits, auth mode.
-func grantSummary(req adapters.Request, g grant.Rule) string {
+func grantSummary(req hub.Request, g grant.Rule) string {
 	var b strings.Builder
 	line := func(k, v string) {
 		if k != "" {
@@ -123,7 +123,7 @@ func grantSummary(req adapters.Request, g grant.Rule) string {
 }
 
 // limitsSummary lists the limits a run has, or "none".
-func limitsSummary(req adapters.Request) string {
+func limitsSummary(req hub.Request) string {
 	l := req.Limits
 	var parts []string
 	if l.Timeout > 0 {
@@ -170,7 +170,7 @@ func orElse(s, def string) string {
 // whether to apply it: 64 KiB (the rest is counted; --diff-out has it all).
 const MaxShownDiff = 64 << 10
 
-// approveChange is the run's adapters.Approve with --confirm and --apply:
+// approveChange is the run's hub.Approve with --confirm and --apply:
 // it shows the change on the terminal (each line made harmless, as shown
 // does) and needs a "y" to apply it.
 func (a approval) approveChange(ctx context.Context, diff []byte, files []events.FileChanged) error {

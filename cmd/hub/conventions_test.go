@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestUsageMessages pins the first line of each usage error of the CLI
@@ -50,7 +50,7 @@ func TestUsageMessages(t *testing.T) {
 			if k, v, ok := strings.Cut(tt.env, "="); ok {
 				t.Setenv(k, v)
 			}
-			code, out, errOut := hub(t, "", tt.args...)
+			code, out, errOut := hubCLI(t, "", tt.args...)
 			first, _, _ := strings.Cut(errOut, "\n")
 			match := first == tt.want
 			if prefix, ok := strings.CutSuffix(tt.want, "…"); ok {
@@ -80,7 +80,7 @@ func TestUnknownCommand(t *testing.T) {
 		if tt.suggest != "" {
 			want += fmt.Sprintf("; did you mean %q?", tt.suggest)
 		}
-		code, _, errOut := hub(t, "", tt.word)
+		code, _, errOut := hubCLI(t, "", tt.word)
 		if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || first != want {
 			t.Errorf("hub %s = exit %d %q, want 2 and %q", tt.word, code, first, want)
 		}
@@ -111,12 +111,12 @@ func TestDidYouMean(t *testing.T) {
 }
 
 func TestVersionFlag(t *testing.T) {
-	code1, flag, _ := hub(t, "", "--version")
-	code2, cmd, _ := hub(t, "", "version")
+	code1, flag, _ := hubCLI(t, "", "--version")
+	code2, cmd, _ := hubCLI(t, "", "version")
 	if code1 != 0 || code2 != 0 || flag != cmd || !strings.HasPrefix(flag, "hub ") {
 		t.Errorf("hub --version = %d %q, hub version = %d %q; want both 0 and the same line", code1, flag, code2, cmd)
 	}
-	code, out, _ := hub(t, "")
+	code, out, _ := hubCLI(t, "")
 	if code != 0 || !strings.Contains(out, "COMMANDS:") {
 		t.Errorf("hub alone = exit %d %q, want 0 and the help", code, out)
 	}
@@ -127,7 +127,7 @@ func TestVersionFlag(t *testing.T) {
 // events (so the table cannot drift from SPEC §4's codes).
 func TestHelpSections(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"help"}, {"run", "--help"}, {"help", "run"}} {
-		code, out, errOut := hub(t, "", args...)
+		code, out, errOut := hubCLI(t, "", args...)
 		if code != 0 {
 			t.Errorf("hub %q = exit %d (stderr %q)", args, code, errOut)
 		}
@@ -148,8 +148,8 @@ func TestHelpSections(t *testing.T) {
 			}
 		}
 	}
-	_, appHelp, _ := hub(t, "", "--help")
-	_, runHelp, _ := hub(t, "", "run", "--help")
+	_, appHelp, _ := hubCLI(t, "", "--help")
+	_, runHelp, _ := hubCLI(t, "", "run", "--help")
 	if !strings.Contains(appHelp, "hub doctor") || !strings.Contains(runHelp, "--prompt-file task.md") {
 		t.Errorf("examples: hub --help lacks hub doctor or hub run --help lacks --prompt-file:\n%s\n%s", appHelp, runHelp)
 	}
@@ -165,7 +165,7 @@ func hubOnPath(t *testing.T) string {
 	}
 	dir := t.TempDir()
 	script := fmt.Sprintf("#!/bin/sh\nHUB_TEST_AS_HUB=1 GORACE=atexit_sleep_ms=0 exec %q \"$@\"\n", exe)
-	if err := adaptertest.WriteScript(filepath.Join(dir, "hub"), []byte(script)); err != nil {
+	if err := hubtest.WriteScript(filepath.Join(dir, "hub"), []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -209,7 +209,7 @@ touch task.md; complete -C 'hub run --prompt-file ta' | string replace -r '\t.*'
 	}
 	for _, tt := range tests {
 		t.Run(tt.shell, func(t *testing.T) {
-			code, script, errOut := hub(t, "", "completion", tt.shell)
+			code, script, errOut := hubCLI(t, "", "completion", tt.shell)
 			if code != 0 || !strings.Contains(script, "hub") {
 				t.Fatalf("hub completion %s = exit %d %q (stderr %q)", tt.shell, code, script, errOut)
 			}

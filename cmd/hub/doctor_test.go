@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/internal/proc"
 )
 
@@ -23,7 +23,7 @@ func doctorFakes(t *testing.T, scripts map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, body := range scripts {
-		if err := adaptertest.WriteScript(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n")); err != nil {
+		if err := hubtest.WriteScript(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -35,7 +35,7 @@ func doctorFakes(t *testing.T, scripts map[string]string) string {
 func hubDoctor(t *testing.T, path string, args ...string) (int, doctorReport, string) {
 	t.Helper()
 	t.Setenv("PATH", path)
-	code, out, errOut := hub(t, "", append([]string{"doctor", "--json"}, args...)...)
+	code, out, errOut := hubCLI(t, "", append([]string{"doctor", "--json"}, args...)...)
 	var rep doctorReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("hub doctor --json %q: exit %d, output %q (stderr %q): %v", args, code, out, errOut, err)
@@ -136,7 +136,7 @@ func TestDoctorFakeAgents(t *testing.T) {
 
 	// For people: a block per agent and the verdict.
 	t.Setenv("PATH", dir)
-	code, out, _ := hub(t, "", "doctor", "--version-timeout", limit.String())
+	code, out, _ := hubCLI(t, "", "doctor", "--version-timeout", limit.String())
 	for _, want := range []string{
 		"claude: ok\n", "codex: not installed (not checked: name it to require it)\n",
 		"opencode: CANNOT RUN\n", "pi: CANNOT RUN\n", "  config:   none\n",
@@ -216,7 +216,7 @@ func TestDoctorUsage(t *testing.T) {
 		{[]string{"doctor", "--version-timeout", "5"}, `hub: invalid value "5" for flag --version-timeout: use a unit, e.g. 5s or 5m`},
 		{[]string{"doctor", "claude", "--version-timeout", "5s"}, "hub: doctor: flag --version-timeout after the agent names: put flags before them (hub doctor [flags] [AGENT...])"},
 	} {
-		code, out, errOut := hub(t, "", tt.args...)
+		code, out, errOut := hubCLI(t, "", tt.args...)
 		if first, _, _ := strings.Cut(errOut, "\n"); code != exitUsage || first != tt.want || out != "" {
 			t.Errorf("hub %q = exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.args, code, out, errOut, tt.want)
 		}
@@ -236,10 +236,10 @@ func TestDoctorRealCLIs(t *testing.T) {
 	}
 	var dirs []string
 	for _, name := range names {
-		dirs = append(dirs, filepath.Dir(adaptertest.Bin(t, name)))
+		dirs = append(dirs, filepath.Dir(hubtest.Bin(t, name)))
 	}
 	// Their own home: a version command may write its config there.
-	_, env := adaptertest.Home(t)
+	_, env := hubtest.Home(t)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 )
 
 // TestBreakerGuardStopped: the agent SIGSTOPs its guard (its parent) and
@@ -55,7 +55,7 @@ exec sleep 300`)
 	killed := time.Now()
 	_ = h.cmd.Process.Kill()
 	<-h.exited
-	e.wantGone(killed.Add(escGrace+adapters.StopWait), "agent", "daemon")
+	e.wantGone(killed.Add(escGrace+hub.StopWait), "agent", "daemon")
 }
 
 // TestBreakerForgedExit: the agent prints a complete run, then writes a
@@ -100,7 +100,7 @@ func TestBreakerZombieLeader(t *testing.T) {
 perl -Mthreads -MPOSIX -e '$SIG{TERM}="IGNORE"; system("@REC@", $$, "threaded"); threads->create(sub { sleep 60; POSIX::_exit(0) }); syscall(60, 0)' @QUIET@ &
 @WAITN@ 2`+hangRun)
 	h := e.start(nil, "--timeout", "2s", "--grace", escGrace.String())
-	h.wait(e, runBound(2*time.Second, escGrace), "--timeout + --grace + adapters.StopWait")
+	h.wait(e, runBound(2*time.Second, escGrace), "--timeout + --grace + hub.StopWait")
 	h.finished(8, "timeout")
 	var threaded escProc
 	for _, p := range e.recorded() {
@@ -112,7 +112,7 @@ perl -Mthreads -MPOSIX -e '$SIG{TERM}="IGNORE"; system("@REC@", $$, "threaded");
 		t.Fatalf("threaded never recorded\n%s", h.output())
 	}
 	t.Cleanup(func() { _ = syscall.Kill(threaded.pid, syscall.SIGKILL) })
-	time.Sleep(escGrace + adapters.StopWait)
+	time.Sleep(escGrace + hub.StopWait)
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(threaded.pid) + "/status")
 	if st, ok := escStat(threaded.pid); ok && st.start == threaded.start && bytes.Contains(b, []byte("Threads:\t2")) {
 		t.Errorf("process %v (main thread exited, one thread running) outlived the run: ppid %d", threaded, st.ppid)

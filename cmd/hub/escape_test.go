@@ -9,7 +9,7 @@ package main
 // /proc — and even when hub itself is SIGKILLed; of fair stops (one SIGTERM
 // per process, the whole --grace for every process of the tree); and of
 // "--timeout bounds every run": hub exits within --timeout + --grace +
-// adapters.StopWait of the run's start whatever the agent does.
+// hub.StopWait of the run's start whatever the agent does.
 //
 // Every fake agent records each process it starts (pid, start time, process
 // group, a label) with a recorder script, so that the checks name each
@@ -32,8 +32,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // escGrace is the --grace of the escape runs unless a case needs another.
@@ -339,7 +339,7 @@ func (e *escape) agent(version, body string) string {
 	if err := os.MkdirAll(filepath.Dir(e.bin), 0o755); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := adaptertest.WriteScript(e.bin, []byte(e.repl.Replace(script))); err != nil {
+	if err := hubtest.WriteScript(e.bin, []byte(e.repl.Replace(script))); err != nil {
 		e.t.Fatal(err)
 	}
 	return e.bin
@@ -421,7 +421,7 @@ func (e *escape) start(wrap []string, args ...string) *escHub {
 
 // wait waits for hub to exit and fails t unless it did within bound of
 // origin (the fake's first start; hub's own start until then). It waits
-// adapters.StopWait past the bound to tell an overrun from a hang, then
+// hub.StopWait past the bound to tell an overrun from a hang, then
 // SIGKILLs hub; it reports whether hub exited on its own.
 func (h *escHub) wait(e *escape, bound time.Duration, why string) bool {
 	h.t.Helper()
@@ -442,7 +442,7 @@ func (h *escHub) wait(e *escape, bound time.Duration, why string) bool {
 		if b, _ := os.ReadFile(e.execs); len(b) > 0 {
 			origin = e.origin()
 		}
-		if time.Since(origin) > bound+adapters.StopWait {
+		if time.Since(origin) > bound+hub.StopWait {
 			_ = h.cmd.Process.Kill()
 			<-h.exited
 			h.t.Errorf("hub still running %s after the run started (bound %s: %s): hung, SIGKILLed\n%s",
@@ -518,7 +518,7 @@ func (e *escape) wantGone(by time.Time, want ...string) {
 // runBound is "--timeout bounds every run": the longest hub may take from
 // the start of a run with these limits to its exit.
 func runBound(timeout, grace time.Duration) time.Duration {
-	return timeout + grace + adapters.StopWait
+	return timeout + grace + hub.StopWait
 }
 
 // escCase is one fake agent and how its run must end.
@@ -543,10 +543,10 @@ func runEscape(t *testing.T, c escCase) *escape {
 	grace := cmpOrDur(c.grace, escGrace)
 	h := e.start(c.wrap, "--timeout", c.timeout.String(), "--grace", grace.String())
 	bound := runBound(c.timeout, grace)
-	if h.wait(e, bound, "--timeout + --grace + adapters.StopWait") {
+	if h.wait(e, bound, "--timeout + --grace + hub.StopWait") {
 		h.finished(c.code, c.bin)
 	}
-	e.wantGone(h.exitAt.Add(grace+adapters.StopWait), c.want...)
+	e.wantGone(h.exitAt.Add(grace+hub.StopWait), c.want...)
 	return e
 }
 
@@ -702,7 +702,7 @@ func TestEscapeVersionProbe(t *testing.T) {
 // TestEscapeHubKilled (class 6): hub SIGKILLed mid-run (it can neither
 // stop nor reap anything) still takes the agent's whole tree down — the
 // agent, a child in its group, a child in a session of its own, a
-// double-forked daemon — within --grace + adapters.StopWait of its death.
+// double-forked daemon — within --grace + hub.StopWait of its death.
 func TestEscapeHubKilled(t *testing.T) {
 	t.Parallel()
 	needTools(t, "setsid")
@@ -721,7 +721,7 @@ exec sleep 300`)
 		t.Fatal(err)
 	}
 	<-h.exited
-	e.wantGone(killed.Add(escGrace+adapters.StopWait), "agent", "group-child", "setsid", "daemon")
+	e.wantGone(killed.Add(escGrace+hub.StopWait), "agent", "group-child", "setsid", "daemon")
 }
 
 // TestEscapeFairStop (class 7): at --timeout, the leader and two
@@ -749,10 +749,10 @@ setsid -f @FAIR@ @LOG@ session @QUIET@
 echo '{"type":"step_start","sessionID":"ses_f","part":{}}'
 exec @FAIR@ @LOG@ leader`)
 	h := e.start(nil, "--timeout", timeout.String(), "--grace", grace.String())
-	if h.wait(e, runBound(timeout, grace), "--timeout + --grace + adapters.StopWait") {
+	if h.wait(e, runBound(timeout, grace), "--timeout + --grace + hub.StopWait") {
 		h.finished(8, "timeout")
 	}
-	e.wantGone(h.exitAt.Add(grace+adapters.StopWait), "leader", "child", "session")
+	e.wantGone(h.exitAt.Add(grace+hub.StopWait), "leader", "child", "session")
 
 	type logLine struct {
 		what string
@@ -822,7 +822,7 @@ sleep 0.2`
 
 // TestEscapeNoHang (class 8): "--timeout bounds every run". Each case is a
 // way for the agent to hold hub past its own --timeout: hub must exit
-// within --timeout + --grace + adapters.StopWait of the run's start, and
+// within --timeout + --grace + hub.StopWait of the run's start, and
 // leave nothing behind. The hang found: after the agent exits hub reads
 // its stdout until the pipe is empty (FIONREAD); a descendant that escaped
 // the kill at the agent's exit (the hydra) and writes faster than hub frames

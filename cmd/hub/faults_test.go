@@ -1,7 +1,7 @@
 package main
 
 // The fault suite (issue 7): for each agent's dialect, a fake agent
-// (adapters/adaptertest/fakeagent, played by this test binary) reproduces one fault from
+// (hubtest/fakeagent, played by this test binary) reproduces one fault from
 // the field's public bug reports, and a real hub process (this test binary
 // as hub) runs it through the whole `hub run --output jsonl` path. Each case
 // checks the run's events byte for byte against a golden file
@@ -31,10 +31,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
-	"github.com/hubcli/hub/adapters/adaptertest/fakeagent"
-	"github.com/hubcli/hub/adapters/adaptertest/leakcheck"
+	"github.com/hubcli/hub"
+	"github.com/hubcli/hub/hubtest"
+	"github.com/hubcli/hub/hubtest/fakeagent"
+	"github.com/hubcli/hub/hubtest/leakcheck"
 	"github.com/hubcli/hub/internal/proc"
 )
 
@@ -138,7 +138,7 @@ func runHub(t *testing.T, dialect, fault string, o runOpts) *hubRun {
 	bin := filepath.Join(dir, dialect)
 	script := fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 %s=%s %s=%s %s=%d exec %q \"$@\"\n",
 		fakeagent.EnvDialect, dialect, fakeagent.EnvFault, fault, fakeagent.EnvSize, o.size, cmpOr(o.fake, exe))
-	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	output := cmpOr(o.output, "jsonl")
@@ -176,14 +176,14 @@ func runHub(t *testing.T, dialect, fault string, o runOpts) *hubRun {
 	t.Logf("%s: hub exit %d in %v, peak RSS %d MB", t.Name(), r.code, r.took.Round(time.Millisecond), r.maxRSS/mb)
 	switch output {
 	case "json": // run.finished alone
-		if err := adaptertest.ValidateLine(r.stdout); err != nil {
+		if err := hubtest.ValidateLine(r.stdout); err != nil {
 			t.Fatalf("hub's --output json is invalid: %v\nstderr: %s", err, r.stderr)
 		}
 		return r
 	case "text":
 		return r
 	}
-	if err := adaptertest.ValidateStream(r.stdout); err != nil {
+	if err := hubtest.ValidateStream(r.stdout); err != nil {
 		t.Fatalf("hub's event stream is invalid: %v\nstderr: %s", err, r.stderr)
 	}
 	for _, line := range bytes.SplitAfter(r.stdout, []byte("\n")) {
@@ -545,8 +545,8 @@ var faultCases = []faultCase{
 			t.Errorf("error message = %s, want at most 2000 bytes ending with the last stderr line", short(msg))
 		}
 		// 100 notices of its 102,401 lines, then one that counts the rest.
-		if n := r.notices("stderr"); len(n) != adapters.MaxNoticesPerKind+1 || !strings.Contains(n[len(n)-1].Message, "102301 more stderr notices") {
-			t.Errorf("%d stderr notices, want %d, the last counting 102301 more", len(n), adapters.MaxNoticesPerKind+1)
+		if n := r.notices("stderr"); len(n) != hub.MaxNoticesPerKind+1 || !strings.Contains(n[len(n)-1].Message, "102301 more stderr notices") {
+			t.Errorf("%d stderr notices, want %d, the last counting 102301 more", len(n), hub.MaxNoticesPerKind+1)
 		}
 		wantRSS(t, r, 0, 40*mb) // about 11 MB measured
 	}},
@@ -564,8 +564,8 @@ var faultCases = []faultCase{
 		}
 		long := got[1].Message
 		if suffix := fmt.Sprintf(" (line of %d bytes cut)", fakeagent.StderrLongLine); !strings.HasSuffix(long, suffix) ||
-			len(long) > adapters.MaxStderrLine+len(suffix)+len("…") || !strings.HasPrefix(long, "xxxx") {
-			t.Errorf("long line's notice = %s, want %d x's at most, then %q", short(long), adapters.MaxStderrLine, suffix)
+			len(long) > hub.MaxStderrLine+len(suffix)+len("…") || !strings.HasPrefix(long, "xxxx") {
+			t.Errorf("long line's notice = %s, want %d x's at most, then %q", short(long), hub.MaxStderrLine, suffix)
 		}
 		if r.events[0].Type != "run.started" || r.events[len(r.events)-1].Type != "run.finished" {
 			t.Errorf("first and last events %s, %s", r.events[0].Type, r.events[len(r.events)-1].Type)
@@ -776,7 +776,7 @@ var (
 	prodDir  string // set by TestFaults: a temporary directory that outlives its subtests
 )
 
-// prodBinaries builds hub, the fake agent (adapters/adaptertest/fakeagent/cmd/
+// prodBinaries builds hub, the fake agent (hubtest/fakeagent/cmd/
 // fakeagent) and the memory measure (…/cmd/maxrss) as users' binaries are
 // built — `go build`, no race detector — once per test binary, and returns
 // their paths. After `go vet ./...` (CI runs it first) every package is
@@ -789,7 +789,7 @@ func prodBinaries(t *testing.T) (hub, fake, measure string) {
 		if err != nil {
 			goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
-		for _, b := range [][2]string{{hub, "."}, {fake, "../../adapters/adaptertest/fakeagent/cmd/fakeagent"}, {measure, "../../adapters/adaptertest/fakeagent/cmd/maxrss"}} {
+		for _, b := range [][2]string{{hub, "."}, {fake, "../../hubtest/fakeagent/cmd/fakeagent"}, {measure, "../../hubtest/fakeagent/cmd/maxrss"}} {
 			build := exec.Command(goCmd, "build", "-o", b[0], b[1])
 			build.Env = userCacheEnv() // the Go build cache, warm
 			out, err := build.CombinedOutput()

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // loopBody is a fake OpenCode that calls tools until stopped; resumed
@@ -47,7 +47,7 @@ func TestRunFinalizeFlags(t *testing.T) {
 		if tt.finalize != "" {
 			args = append(args, "--finalize-timeout", tt.finalize)
 		}
-		code, stdout, stderr := hub(t, "", append(args, "loop")...)
+		code, stdout, stderr := hubCLI(t, "", append(args, "loop")...)
 		var ev struct {
 			Partial bool          `json:"partial"`
 			Text    string        `json:"text"`
@@ -61,7 +61,7 @@ func TestRunFinalizeFlags(t *testing.T) {
 		}
 		got, err := os.ReadFile(out)
 		switch {
-		case tt.partial && string(got) != adapters.FinalAnswerPrompt:
+		case tt.partial && string(got) != hub.FinalAnswerPrompt:
 			t.Errorf("resume stdin = %q, %v; want the final-answer prompt", got, err)
 		case !tt.partial && err == nil:
 			t.Errorf("--finalize-timeout 0 resumed the session (stdin %q)", got)
@@ -78,15 +78,15 @@ func TestAgentRetriesWarning(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "pi")
 	// pi prints its version on stderr; the run itself fails (no output),
 	// which is not what is tested: that it runs, after the warning.
-	if err := adaptertest.WriteScript(bin, []byte("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 0.73.1 >&2; exit 0; fi\nexit 0\n")); err != nil {
+	if err := hubtest.WriteScript(bin, []byte("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 0.73.1 >&2; exit 0; fi\nexit 0\n")); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := hub(t, "", "run", "--agent", "pi", "--bin", bin, "--output", "json", "--agent-retries", "2", "x")
+	code, stdout, stderr := hubCLI(t, "", "run", "--agent", "pi", "--bin", bin, "--output", "json", "--agent-retries", "2", "x")
 	if code == 2 || !strings.Contains(stdout, `"type":"run.finished"`) || !strings.Contains(stderr, "hub: warning: --agent-retries 2: pi takes its retry counts only from settings.json") {
 		t.Errorf("exit %d, stderr %q; want a run and the warning", code, stderr)
 	}
 	// OpenCode's retries hub counts from its log: no warning.
-	code, _, stderr = hub(t, "", "run", "--agent", "opencode", "--bin", fakeAgent(t, okBody), "--output", "json", "--agent-retries", "2", "x")
+	code, _, stderr = hubCLI(t, "", "run", "--agent", "opencode", "--bin", fakeAgent(t, okBody), "--output", "json", "--agent-retries", "2", "x")
 	if code != 0 || strings.Contains(stderr, "warning") {
 		t.Errorf("opencode: exit %d, stderr %q; want 0 and no warning", code, stderr)
 	}

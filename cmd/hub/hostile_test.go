@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestHostileValues: values a broken or hostile agent can write — a line of
@@ -37,8 +37,8 @@ func TestHostileValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		bin := fakeAgent(t, tt.body)
-		code, stdout, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "x")
-		if err := adaptertest.ValidateStream([]byte(stdout)); err != nil {
+		code, stdout, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "x")
+		if err := hubtest.ValidateStream([]byte(stdout)); err != nil {
 			t.Errorf("%s: stream invalid: %v\n%.2000s", tt.name, err, stdout)
 		}
 		lines := strings.Split(strings.TrimSpace(stdout), "\n")
@@ -62,8 +62,8 @@ func TestNoticeFlood(t *testing.T) {
 echo '{"type":"step_start","sessionID":"ses_h","part":{}}'
 echo '{"type":"text","sessionID":"ses_h","part":{"type":"text","text":"the answer"}}'
 echo '{"type":"step_finish","sessionID":"ses_h","part":{"reason":"stop","tokens":{"input":3,"output":4,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}'`)
-	code, stdout, _ := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "x")
-	if err := adaptertest.ValidateStream([]byte(stdout)); err != nil {
+	code, stdout, _ := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "x")
+	if err := hubtest.ValidateStream([]byte(stdout)); err != nil {
 		t.Fatalf("stream invalid: %v", err)
 	}
 	var n int

@@ -18,9 +18,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestGiveUpAfterSaturates: a --timeout or --grace so large that the stall
@@ -159,7 +159,7 @@ func (h *hubProc) wantExit(t *testing.T, code int, bin, reason string) {
 		t.Errorf("hub exit %d, want %d\nstderr: %s", got, code, h.stderr)
 	}
 	out := h.stdout.String()
-	if err := adaptertest.ValidateStream([]byte(out)); err != nil {
+	if err := hubtest.ValidateStream([]byte(out)); err != nil {
 		t.Fatalf("stream: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -209,13 +209,13 @@ func notRun(t *testing.T) (bin, marker string) {
 //
 // Bounds: the read ends at --timeout; what follows is the run's report of
 // an agent that did not start (its version probe, cancelled at once, is
-// killed and reaped within adapters.StopWait), which also covers hub's
+// killed and reaped within hub.StopWait), which also covers hub's
 // start-up here. The test's own deadline, past which it kills hub, is
 // twice that.
 func TestPromptReadStops(t *testing.T) {
 	t.Parallel()
 	const timeout = time.Second
-	bound := timeout + adapters.StopWait
+	bound := timeout + hub.StopWait
 	fifo := func(t *testing.T) string {
 		p := filepath.Join(t.TempDir(), "prompt.fifo")
 		if err := syscall.Mkfifo(p, 0o600); err != nil {
@@ -230,7 +230,7 @@ func TestPromptReadStops(t *testing.T) {
 		took := h.wait(t, 2*bound)
 		h.wantExit(t, 8, "timeout", "wall")
 		if took < timeout || took > bound {
-			t.Errorf("hub ran %s, want between --timeout %s and %s (+ adapters.StopWait)", took, timeout, bound)
+			t.Errorf("hub ran %s, want between --timeout %s and %s (+ hub.StopWait)", took, timeout, bound)
 		}
 		if !strings.Contains(h.stdout.String(), "while hub read the prompt from stdin") {
 			t.Errorf("run.finished does not say the prompt read ran out of time: %s", h.stdout)
@@ -244,7 +244,7 @@ func TestPromptReadStops(t *testing.T) {
 		took := h.wait(t, 2*bound)
 		h.wantExit(t, 8, "timeout", "wall")
 		if took < timeout || took > bound {
-			t.Errorf("hub ran %s, want between --timeout %s and %s (+ adapters.StopWait)", took, timeout, bound)
+			t.Errorf("hub ran %s, want between --timeout %s and %s (+ hub.StopWait)", took, timeout, bound)
 		}
 		wantNotRun(t, marker)
 	})
@@ -260,10 +260,10 @@ func TestPromptReadStops(t *testing.T) {
 		}
 		sent := time.Now()
 		_ = h.cmd.Process.Signal(os.Interrupt)
-		h.wait(t, 2*adapters.StopWait)
+		h.wait(t, 2*hub.StopWait)
 		h.wantExit(t, 130, "cancelled", "caller")
-		if took := time.Since(sent); took > adapters.StopWait {
-			t.Errorf("hub exited %s after SIGINT, want within adapters.StopWait %s", took, adapters.StopWait)
+		if took := time.Since(sent); took > hub.StopWait {
+			t.Errorf("hub exited %s after SIGINT, want within hub.StopWait %s", took, hub.StopWait)
 		}
 		wantNotRun(t, marker)
 	})
@@ -289,10 +289,10 @@ func TestPromptReadStops(t *testing.T) {
 		}
 		sent := time.Now()
 		_ = h.cmd.Process.Signal(os.Interrupt)
-		h.wait(t, 2*adapters.StopWait)
+		h.wait(t, 2*hub.StopWait)
 		h.wantExit(t, 130, "cancelled", "caller")
-		if took := time.Since(sent); took > adapters.StopWait {
-			t.Errorf("hub exited %s after SIGINT, want within adapters.StopWait %s", took, adapters.StopWait)
+		if took := time.Since(sent); took > hub.StopWait {
+			t.Errorf("hub exited %s after SIGINT, want within hub.StopWait %s", took, hub.StopWait)
 		}
 		wantNotRun(t, marker)
 	})
@@ -336,7 +336,7 @@ func TestPromptTooLarge(t *testing.T) {
 	if code != 5 || !strings.Contains(out.String(), `"bin":"invalid_input","reason":"prompt_too_large"`) {
 		t.Errorf("stdin over the cap: exit %d, stdout %.2000s; want 5 and run.finished invalid_input/prompt_too_large", code, out.String())
 	}
-	if err := adaptertest.ValidateStream(out.Bytes()); err != nil {
+	if err := hubtest.ValidateStream(out.Bytes()); err != nil {
 		t.Errorf("stream: %v", err)
 	}
 	if in.n > MaxPromptBytes+1 {
@@ -358,7 +358,7 @@ func TestPromptTooLarge(t *testing.T) {
 	if err := os.Truncate(big, MaxPromptBytes+1); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, _ := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--prompt-file", big)
+	code, stdout, _ := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--prompt-file", big)
 	if code != 5 || !strings.Contains(stdout, `"reason":"prompt_too_large","message":"the prompt from --prompt-file `+big+` is over 16777216 bytes`) {
 		t.Errorf("--prompt-file over the cap: exit %d, %s; want 5, prompt_too_large naming the file and the cap", code, stdout)
 	}
@@ -542,7 +542,7 @@ func (h *hubProc) wantExitOK(t *testing.T) {
 	if code := h.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("hub exit %d, want 0\nstdout: %s\nstderr: %s", code, h.stdout, h.stderr)
 	}
-	if err := adaptertest.ValidateStream([]byte(h.stdout.String())); err != nil {
+	if err := hubtest.ValidateStream([]byte(h.stdout.String())); err != nil {
 		t.Errorf("stream: %v", err)
 	}
 }
@@ -605,7 +605,7 @@ sleep 300 & wait`)
 		t.Errorf("hub ended %v, want exit 130\nstderr: %s", cmd.ProcessState, &stderr)
 	}
 	out := first + string(rest)
-	if err := adaptertest.ValidateStream([]byte(out)); err != nil {
+	if err := hubtest.ValidateStream([]byte(out)); err != nil {
 		t.Fatalf("stream: %v\nstderr: %s", err, &stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 )
 
 func main() {
@@ -29,7 +29,7 @@ func main() {
 // the exit status.
 func hubMain(sigs <-chan os.Signal, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// kill is closed by a second SIGINT/SIGTERM: the run SIGKILLs the
-	// agent's process group and descendants at once (adapters.WithKill).
+	// agent's process group and descendants at once (hub.WithKill).
 	kill := make(chan struct{})
 	ended := make(chan struct{}) // run has returned: main exits with its status
 	ctx, stop := signalContext(sigs, func() {
@@ -54,9 +54,9 @@ func hubMain(sigs <-chan os.Signal, args []string, stdin io.Reader, stdout, stde
 
 // forceWait is how long after a second signal hub waits for the run to end
 // before it exits without it: the agent's tree SIGKILLed and reaped
-// (adapters.StopWait), then a last write to a consumer that does not read
+// (hub.StopWait), then a last write to a consumer that does not read
 // (stallMargin and stallLast, as the stall guard allows after a stop).
-const forceWait = adapters.StopWait + stallMargin + stallLast
+const forceWait = hub.StopWait + stallMargin + stallLast
 
 // catchSignals makes SIGINT, SIGTERM, SIGHUP and SIGQUIT arrive on the
 // returned channel instead of ending hub, for as long as hub runs: they are

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
-	"github.com/hubcli/hub/adapters/adaptertest/fakeacp"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
+	"github.com/hubcli/hub/hubtest/fakeacp"
 	"github.com/hubcli/hub/internal/proc"
 )
 
@@ -81,7 +81,7 @@ func fakeAgent(t *testing.T, body string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "opencode")
 	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 1.18.33; exit 0; fi\n" + body + "\n"
-	if err := adaptertest.WriteScript(path, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(path, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -91,9 +91,9 @@ const okBody = `echo '{"type":"step_start","sessionID":"ses_x","part":{}}'
 echo '{"type":"text","sessionID":"ses_x","part":{"type":"text","text":"the answer"}}'
 echo '{"type":"step_finish","sessionID":"ses_x","part":{"reason":"stop","tokens":{"input":3,"output":4,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}'`
 
-// hub runs the CLI in-process. Not in parallel: urfave/cli v2 keeps global
+// hubCLI runs the CLI in-process. Not in parallel: urfave/cli v2 keeps global
 // flag state (its help flag) that concurrent apps race on.
-func hub(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+func hubCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = run(t.Context(), nil, append([]string{"hub"}, args...), strings.NewReader(stdin), &out, &errb)
@@ -124,7 +124,7 @@ func TestUsageErrors(t *testing.T) {
 		{"no-such-command"},
 	}
 	for _, args := range tests {
-		code, _, stderr := hub(t, "", args...)
+		code, _, stderr := hubCLI(t, "", args...)
 		if code != 2 {
 			t.Errorf("hub %q = exit %d, want 2 (stderr %q)", args, code, stderr)
 		}
@@ -132,11 +132,11 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestSchemaAndVersion(t *testing.T) {
-	code, out, _ := hub(t, "", "schema")
+	code, out, _ := hubCLI(t, "", "schema")
 	if code != 0 || !json.Valid([]byte(out)) || out != string(events.Schema) {
 		t.Errorf("hub schema = exit %d, %d bytes; want 0 and events.Schema", code, len(out))
 	}
-	code, out, _ = hub(t, "", "version")
+	code, out, _ = hubCLI(t, "", "version")
 	if code != 0 || !strings.HasPrefix(out, "hub ") {
 		t.Errorf("hub version = %d %q", code, out)
 	}
@@ -144,15 +144,15 @@ func TestSchemaAndVersion(t *testing.T) {
 
 func TestRunOutputs(t *testing.T) {
 	bin := fakeAgent(t, okBody)
-	code, out, errOut := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "hi")
+	code, out, errOut := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "hi")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
-	if err := adaptertest.ValidateStream([]byte(out)); err != nil {
+	if err := hubtest.ValidateStream([]byte(out)); err != nil {
 		t.Errorf("jsonl output: %v", err)
 	}
 
-	code, out, _ = hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "json", "hi")
+	code, out, _ = hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "json", "hi")
 	var fin struct {
 		Type string
 		OK   bool
@@ -165,7 +165,7 @@ func TestRunOutputs(t *testing.T) {
 		t.Errorf("--output json printed %d lines, want 1", strings.Count(out, "\n"))
 	}
 
-	code, out, errOut = hub(t, "", "run", "--agent", "opencode", "--bin", bin, "hi")
+	code, out, errOut = hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "hi")
 	if code != 0 || out != "the answer\n" || !strings.Contains(errOut, "ok") || !strings.Contains(errOut, "7 tokens") {
 		t.Errorf("--output text = exit %d stdout %q stderr %q", code, out, errOut)
 	}
@@ -197,7 +197,7 @@ echo '{"type":"step_finish","sessionID":"s","part":{"reason":"stop","tokens":{},
 		if tt.args[0] == "--prompt-file" {
 			args = append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "json"}, tt.args...)
 		}
-		code, out, errOut := hub(t, tt.stdin, args...)
+		code, out, errOut := hubCLI(t, tt.stdin, args...)
 		var fin struct{ Text string }
 		json.Unmarshal([]byte(out), &fin)
 		if code != 0 || fin.Text != tt.want {
@@ -225,15 +225,15 @@ func TestRunExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		bin := fakeAgent(t, tt.body)
 		args := append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "jsonl"}, tt.args...)
-		code, out, _ := hub(t, "", append(args, "x")...)
+		code, out, _ := hubCLI(t, "", append(args, "x")...)
 		if code != tt.code {
 			t.Errorf("agent %q: exit %d, want %d\n%s", tt.body, code, tt.code, out)
 		}
-		if err := adaptertest.ValidateStream([]byte(out)); err != nil {
+		if err := hubtest.ValidateStream([]byte(out)); err != nil {
 			t.Errorf("agent %q: %v", tt.body, err)
 		}
 	}
-	code, out, _ := hub(t, "", "run", "--agent", "opencode", "--bin", "/nonexistent/opencode", "--output", "jsonl", "x")
+	code, out, _ := hubCLI(t, "", "run", "--agent", "opencode", "--bin", "/nonexistent/opencode", "--output", "jsonl", "x")
 	if code != 3 || !strings.Contains(out, "npm i -g opencode-ai") {
 		t.Errorf("missing binary: exit %d %s, want 3 with the install hint", code, out)
 	}
@@ -281,7 +281,7 @@ sleep 300 & wait`)
 	if !strings.Contains(last, `"type":"run.finished"`) || !strings.Contains(last, `"bin":"cancelled","reason":"caller"`) {
 		t.Errorf("last line = %s, want run.finished cancelled/caller", last)
 	}
-	if err := adaptertest.ValidateStream([]byte(out.String())); err != nil {
+	if err := hubtest.ValidateStream([]byte(out.String())); err != nil {
 		t.Error(err)
 	}
 	b, _ := os.ReadFile(pidfile)
@@ -415,7 +415,7 @@ echo '{"type":"thread.started","thread_id":"th_1"}'
 echo '{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"hi"}}'
 echo '{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":0,"output_tokens":1000000,"reasoning_output_tokens":0}}'
 `
-	if err := adaptertest.WriteScript(bin, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(bin, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "config")
@@ -423,7 +423,7 @@ echo '{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tok
 	t.Setenv("HOME", dir)
 	cost := func() string {
 		t.Helper()
-		code, out, stderr := hub(t, "", "run", "--agent", "codex", "--bin", bin, "--model", "my-model", "--output", "json", "x")
+		code, out, stderr := hubCLI(t, "", "run", "--agent", "codex", "--bin", bin, "--model", "my-model", "--output", "json", "x")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -462,11 +462,11 @@ echo '{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tok
 	if err := os.WriteFile(filepath.Join(cfg, "hub", "prices.json"), []byte("{broken"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := hub(t, "", "run", "--agent", "codex", "--bin", bin, "x"); code != 2 || !strings.Contains(stderr, "prices.json") {
+	if code, _, stderr := hubCLI(t, "", "run", "--agent", "codex", "--bin", bin, "x"); code != 2 || !strings.Contains(stderr, "prices.json") {
 		t.Errorf("codex with a broken price file: exit %d, stderr %q; want 2 naming the file", code, stderr)
 	}
 	oc := fakeAgent(t, okBody)
-	if code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", oc, "--output", "json", "x"); code != 0 {
+	if code, _, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", oc, "--output", "json", "x"); code != 0 {
 		t.Errorf("opencode with a broken price file: exit %d (%s), want 0", code, stderr)
 	}
 	if err := os.WriteFile(filepath.Join(cfg, "hub", "prices.json"), good, 0o644); err != nil {
@@ -497,11 +497,11 @@ func TestReplayCommand(t *testing.T) {
 		{[]string{"--agent", "claude", "--signal", "SIGTERM", filepath.Join(root, "claude", "hang.jsonl")}, 1},
 	}
 	for _, tt := range tests {
-		code, out, stderr := hub(t, "", append([]string{"replay"}, tt.args...)...)
+		code, out, stderr := hubCLI(t, "", append([]string{"replay"}, tt.args...)...)
 		if code != tt.code {
 			t.Errorf("replay %q: exit %d, want %d (%s)", tt.args, code, tt.code, stderr)
 		}
-		if err := adaptertest.ValidateStream([]byte(out)); err != nil {
+		if err := hubtest.ValidateStream([]byte(out)); err != nil {
 			t.Errorf("replay %q: %v", tt.args, err)
 		}
 	}
@@ -509,7 +509,7 @@ func TestReplayCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := hub(t, string(raw), "replay", "--agent", "codex", "--output", "json", "-")
+	code, out, _ := hubCLI(t, string(raw), "replay", "--agent", "codex", "--output", "json", "-")
 	if code != 0 || !strings.Contains(out, `"text":"Hello from the mock model."`) || strings.Count(out, "\n") != 1 {
 		t.Errorf("replay from stdin, json: exit %d, %q", code, out)
 	}
@@ -521,7 +521,7 @@ func TestReplayCommand(t *testing.T) {
 		{"--agent", "codex", "--signal", "SIGTERM", "--exit-status", "1", "f"},
 		{"--agent", "codex", "/nonexistent"},
 	} {
-		if code, _, _ := hub(t, "", append([]string{"replay"}, args...)...); code != 2 {
+		if code, _, _ := hubCLI(t, "", append([]string{"replay"}, args...)...); code != 2 {
 			t.Errorf("replay %q: exit %d, want 2", args, code)
 		}
 	}
@@ -735,11 +735,11 @@ func TestAgentsNewerThanTested(t *testing.T) { // not parallel: it sets PATH
 	} {
 		dir := t.TempDir()
 		script := "#!/bin/sh\necho " + tt.version + "\n"
-		if err := adaptertest.WriteScript(filepath.Join(dir, "opencode"), []byte(script)); err != nil {
+		if err := hubtest.WriteScript(filepath.Join(dir, "opencode"), []byte(script)); err != nil {
 			t.Fatal(err)
 		}
 		t.Setenv("PATH", dir)
-		code, out, errOut := hub(t, "", "agents", "--json")
+		code, out, errOut := hubCLI(t, "", "agents", "--json")
 		var rows []agentStatus
 		if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 {
 			t.Fatalf("hub agents --json: exit %d, %v: %s %s", code, err, out, errOut)
@@ -752,7 +752,7 @@ func TestAgentsNewerThanTested(t *testing.T) { // not parallel: it sets PATH
 				t.Errorf("%s: %+v, want ok with warning %q", tt.version, r, tt.warn)
 			}
 		}
-		_, text, _ := hub(t, "", "agents")
+		_, text, _ := hubCLI(t, "", "agents")
 		if tt.warn != "" && !strings.Contains(text, "opencode: warning: "+tt.warn) {
 			t.Errorf("hub agents does not warn:\n%s", text)
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
 )
@@ -45,7 +45,7 @@ func TestPermissionFlags(t *testing.T) {
 		{"--auth", "key"},
 		{"--confirm", "--yes"},
 	} {
-		code, _, stderr := hub(t, "", append(append([]string{"run", "--agent", "opencode"}, args...), "x")...)
+		code, _, stderr := hubCLI(t, "", append(append([]string{"run", "--agent", "opencode"}, args...), "x")...)
 		if code != 2 || !strings.Contains(stderr, "--") {
 			t.Errorf("%q: exit %d, stderr %q; want 2 naming the flag", args, code, stderr)
 		}
@@ -57,7 +57,7 @@ func TestPermissionFlags(t *testing.T) {
 // confirmation_required, exit 6, run.finished written), and runs with --yes.
 func TestPermissionFullNeedsApproval(t *testing.T) {
 	bin, marker := ranAgent(t)
-	code, stdout, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--permission", "full", "x")
+	code, stdout, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--permission", "full", "x")
 	if code != 6 {
 		t.Fatalf("exit %d, want 6; stderr %s", code, stderr)
 	}
@@ -67,7 +67,7 @@ func TestPermissionFullNeedsApproval(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the agent ran without approval")
 	}
-	code, stdout, stderr = hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--permission", "full", "--yes", "x")
+	code, stdout, stderr = hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--permission", "full", "--yes", "x")
 	if code != 0 {
 		t.Fatalf("--yes: exit %d, stderr %s", code, stderr)
 	}
@@ -161,7 +161,7 @@ func readUntil(t *testing.T, ptmx *os.File, want string) string {
 // authenticate names the CLI's login command.
 func TestAuthLoginHint(t *testing.T) {
 	body := `echo '{"type":"error","sessionID":"ses_x","error":{"name":"APIError","data":{"message":"Unauthorized: invalid x-api-key","statusCode":401}}}'; exit 1`
-	code, stdout, _ := hub(t, "", "run", "--agent", "opencode", "--bin", fakeAgent(t, body), "--output", "jsonl", "--auth", "login", "x")
+	code, stdout, _ := hubCLI(t, "", "run", "--agent", "opencode", "--bin", fakeAgent(t, body), "--output", "jsonl", "--auth", "login", "x")
 	fin := lastEvent(t, stdout)
 	if code != 7 || fin.Error == nil || fin.Error.Reason != events.ReasonAuth || !strings.Contains(fin.Error.Hint, "opencode auth login") {
 		t.Errorf("exit %d, error %+v: want unavailable/auth with a hint naming `opencode auth login`", code, fin.Error)
@@ -183,7 +183,7 @@ func TestReadmePermissionTable(t *testing.T) {
 // TestGrantSummaryEscapes checks that --confirm's question shows a value
 // holding control characters quoted, so it cannot redraw the terminal.
 func TestGrantSummaryEscapes(t *testing.T) {
-	s := grantSummary(adapters.Request{Agent: "opencode", Model: "m\x1b[2J\nfake: line", Cwd: "/tmp"}, grant.Rule{Level: grant.Full})
+	s := grantSummary(hub.Request{Agent: "opencode", Model: "m\x1b[2J\nfake: line", Cwd: "/tmp"}, grant.Rule{Level: grant.Full})
 	if strings.Contains(s, "\x1b") || !strings.Contains(s, `"m\x1b[2J\nfake: line"`) {
 		t.Errorf("summary shows the model unquoted:\n%s", s)
 	}

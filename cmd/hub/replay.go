@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
@@ -44,7 +45,7 @@ func replayCommand() *cli.Command {
 	}
 }
 
-// replayAction runs adapters.Replay on FILE: the same framing, decoder and
+// replayAction runs hub.Replay on FILE: the same framing, decoder and
 // outcome rules as hub run, given how the process ended (--exit-status or
 // --signal, --stderr). Exit statuses are hub run's.
 func replayAction(c *cli.Context) error {
@@ -97,7 +98,7 @@ func replayAction(c *cli.Context) error {
 			in = newStdinReader(c.Context, f)
 		}
 	}
-	req := adapters.Request{
+	req := hub.Request{
 		Agent:   agent,
 		Model:   c.String("model"),
 		MaxLine: c.Int("max-line"),
@@ -124,7 +125,7 @@ func replayAction(c *cli.Context) error {
 	con.status, con.shared = false, false
 	sink, done, text := outputSink(output, false, con, out, c.App.ErrWriter)
 	defer text.close()
-	err = done(adapters.Replay(c.Context, req, flushFirst{in, out}, end, sink))
+	err = done(hub.Replay(c.Context, req, flushFirst{in, out}, end, sink))
 	if ferr := out.Flush(); ferr != nil && err == nil {
 		e := events.NewError(events.BinInternal, "", "check where hub's output goes", "writing the events: %v", ferr)
 		fmt.Fprintf(c.App.ErrWriter, "hub: %s: %s (next: %s)\n", binReason(e), e.Message, e.Hint)

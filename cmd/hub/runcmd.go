@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
@@ -21,7 +22,7 @@ import (
 	"github.com/hubcli/hub/statusfile"
 )
 
-// runCommand is `hub run`. kill is passed to every run (adapters.WithKill).
+// runCommand is `hub run`. kill is passed to every run (hub.WithKill).
 func runCommand(kill <-chan struct{}) *cli.Command {
 	return &cli.Command{
 		Name:      "run",
@@ -61,7 +62,7 @@ func runFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "linger", Value: budget.DefaultLinger, Usage: "after the agent's terminal event, how long to wait for it to exit before killing it (0 = none: stop it at its terminal event)", EnvVars: []string{"HUB_LINGER"}},
 		&cli.StringFlag{Name: "output", Value: "text", Usage: "text (for people), jsonl (every event), json (only run.finished) or answer (only the answer: with --schema its JSON value on one line, else the final text; failures on stderr)", EnvVars: []string{"HUB_OUTPUT"}},
 		&cli.StringFlag{Name: "schema", TakesFile: true, Usage: "JSON Schema (draft 2020-12) file the answer must match: one JSON value, bare or in one ```json block; run.finished.structured holds it", EnvVars: []string{"HUB_SCHEMA"}},
-		&cli.IntFlag{Name: "schema-retries", Value: adapters.DefaultSchemaRetries, Usage: "times to resume the session of an answer that does not match --schema, with what is wrong (0 = none)", EnvVars: []string{"HUB_SCHEMA_RETRIES"}},
+		&cli.IntFlag{Name: "schema-retries", Value: hub.DefaultSchemaRetries, Usage: "times to resume the session of an answer that does not match --schema, with what is wrong (0 = none)", EnvVars: []string{"HUB_SCHEMA_RETRIES"}},
 		&cli.StringFlag{Name: "status-file", TakesFile: true, Usage: "keep the run's latest state in this file (run id, seq, tokens, cost, the running tool), rewritten atomically as the run goes and ending as its run.finished object: for programs that watch a file"},
 		&cli.StringFlag{Name: "raw-log", TakesFile: true, Usage: "write the agent's own stdout, byte for byte, to this file: always a new file, mode 0600 (an existing one is replaced); a symbolic link is refused"},
 		&cli.StringFlag{Name: "bin", TakesFile: true, Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
@@ -81,7 +82,7 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "diff-out", TakesFile: true, Usage: "write the sandboxed run's whole change to this file as a git-style diff (for git apply or hub apply): a new file, mode 0600, not redacted"},
 		&cli.BoolFlag{Name: "keep-sandbox", Usage: "keep the sandbox after the run, and say where (a sandbox_kept notice)"},
 		&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour in text output: auto (on when stderr is a terminal, off when NO_COLOR is set or TERM=dumb), always or never", EnvVars: []string{"HUB_COLOR"}},
-		&cli.IntFlag{Name: "max-line", Value: adapters.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
+		&cli.IntFlag{Name: "max-line", Value: hub.DefaultMaxLine, Usage: "longest stdout line read, in bytes; longer lines are skipped with a notice", EnvVars: []string{"HUB_MAX_LINE"}},
 		&cli.BoolFlag{Name: "tty", Usage: "run the agent on a pseudo-terminal (its stdout and stderr are terminals, 400 columns wide; stdin is not), for CLIs or builds that behave differently without one; same framing, limits and kills", EnvVars: []string{"HUB_TTY"}},
 	}
 }
@@ -164,7 +165,7 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	// wrapped.
 	con := newConsole(stdout, stderr, p.color, os.Getenv)
 	// jsonl's events are written in batches: each time the run is about
-	// to wait for the agent (adapters.WithFlush), and at the end; text's
+	// to wait for the agent (hub.WithFlush), and at the end; text's
 	// answer too, unless stdout and stderr are one file (one terminal,
 	// where a stderr line or the status line goes between the answer's
 	// words as they come). A write on stderr first writes out what stdout
@@ -187,14 +188,14 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 
 	// A question on the terminal (--confirm) is asked with the status
 	// line off.
-	opts := []adapters.Option{adapters.WithKill(kill), adapters.WithFlush(out.Flush), adapters.WithConfirm(func(ctx context.Context, req adapters.Request, g grant.Rule) error {
+	opts := []hub.Option{hub.WithKill(kill), hub.WithFlush(out.Flush), hub.WithConfirm(func(ctx context.Context, req hub.Request, g grant.Rule) error {
 		return text.quiet(func() error { return p.approval.check(ctx, req, g) })
 	})}
 	fo := p.fileOptions()
 	defer fo.close()
 	opts = append(opts, fo.opts...)
 	if p.req.Apply && p.approval.confirm {
-		opts = append(opts, adapters.WithApprove(func(ctx context.Context, diff []byte, files []events.FileChanged) error {
+		opts = append(opts, hub.WithApprove(func(ctx context.Context, diff []byte, files []events.FileChanged) error {
 			_ = out.Flush() // what the change is, before hub waits for a person; an error is told at the end
 			return text.quiet(func() error { return p.approval.approveChange(ctx, diff, files) })
 		}))
@@ -203,11 +204,11 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	// child subreaper hub also gets what escapes a guard (an agent or a
 	// version command that SIGKILLs its guard) and kills it, with the run
 	// and before exiting.
-	if err := adapters.BecomeSubreaper(); err == nil {
-		opts = append(opts, adapters.WithOrphans())
-		defer adapters.ReapOrphans()
+	if err := hub.BecomeSubreaper(); err == nil {
+		opts = append(opts, hub.WithOrphans())
+		defer hub.ReapOrphans()
 	}
-	fin := adapters.Run(ctx, p.req, sink, opts...)
+	fin := hub.Run(ctx, p.req, sink, opts...)
 	text.close()
 	ferr := out.Flush() // the run's last events, run.finished among them
 	closed()
@@ -226,7 +227,7 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 // --raw-log) and --status-file: report says on stderr which of them is
 // incomplete after the run; close closes them.
 type runFiles struct {
-	opts            []adapters.Option
+	opts            []hub.Option
 	diffOut, rawLog *errWriter
 	status          *statusfile.Writer
 	files           []*os.File
@@ -237,12 +238,12 @@ func (p *runPlan) fileOptions() runFiles {
 	if f := p.diffOutFile; f != nil { // opened by load
 		fo.files = append(fo.files, f)
 		fo.diffOut = &errWriter{w: f}
-		fo.opts = append(fo.opts, adapters.WithDiff(func(diff []byte) { _, _ = fo.diffOut.Write(diff) }))
+		fo.opts = append(fo.opts, hub.WithDiff(func(diff []byte) { _, _ = fo.diffOut.Write(diff) }))
 	}
 	if f := p.rawLogFile; f != nil { // opened by load (openRawLog)
 		fo.files = append(fo.files, f)
 		fo.rawLog = &errWriter{w: f}
-		fo.opts = append(fo.opts, adapters.WithRawLog(fo.rawLog))
+		fo.opts = append(fo.opts, hub.WithRawLog(fo.rawLog))
 	}
 	fo.status = p.status
 	return fo
@@ -273,8 +274,8 @@ func (fo runFiles) close() {
 // for a failed run in jsonl and json (the person reading a CI log), and
 // returns the exit error of a failed run, and text output's printer (nil
 // for the other outputs; its close and quiet take a nil printer).
-func outputSink(output string, structured bool, con console, stdout, stderr io.Writer) (adapters.Sink, func(events.RunFinished) error, *textPrinter) {
-	var sink adapters.Sink
+func outputSink(output string, structured bool, con console, stdout, stderr io.Writer) (hub.Sink, func(events.RunFinished) error, *textPrinter) {
+	var sink hub.Sink
 	var tp *textPrinter
 	switch output {
 	case "jsonl":

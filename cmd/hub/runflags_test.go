@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestFlagAfterPrompt: a flag (or an option-shaped word) after the prompt
@@ -27,7 +27,7 @@ func TestFlagAfterPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	marked := strings.Replace(string(script), "#!/bin/sh\n", "#!/bin/sh\necho \"$@\" >> "+started+"\n", 1)
-	if err := adaptertest.WriteScript(bin, []byte(marked)); err != nil {
+	if err := hubtest.WriteScript(bin, []byte(marked)); err != nil {
 		t.Fatal(err)
 	}
 	oc := []string{"run", "--agent", "opencode", "--bin", bin}
@@ -48,7 +48,7 @@ func TestFlagAfterPrompt(t *testing.T) {
 		{append(oc, "hi", "--", "there"), "put -- before"},
 	}
 	for _, tt := range tests {
-		code, stdout, stderr := hub(t, "from stdin", tt.args...)
+		code, stdout, stderr := hubCLI(t, "from stdin", tt.args...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("hub %q = exit %d, stderr %q; want 2 naming %s", tt.args, code, stderr, tt.want)
 		}
@@ -60,7 +60,7 @@ func TestFlagAfterPrompt(t *testing.T) {
 		t.Errorf("the agent was started: %q", b)
 	}
 	// The message says what to do.
-	_, _, stderr := hub(t, "", "run", "--agent", "claude", "hi", "--timeout", "1s")
+	_, _, stderr := hubCLI(t, "", "run", "--agent", "claude", "hi", "--timeout", "1s")
 	if !strings.Contains(stderr, "move it before the prompt") || !strings.Contains(stderr, "after --") {
 		t.Errorf("stderr %q: want it to say to move the flag before the prompt or put the prompt after --", stderr)
 	}
@@ -87,7 +87,7 @@ echo '{"type":"step_finish","sessionID":"s","part":{"reason":"stop","tokens":{},
 	}
 	for _, tt := range tests {
 		args := append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "json"}, tt.args...)
-		code, out, errOut := hub(t, "", args...)
+		code, out, errOut := hubCLI(t, "", args...)
 		var fin struct{ Text string }
 		json.Unmarshal([]byte(out), &fin)
 		if code != 0 || fin.Text != tt.want {
@@ -104,7 +104,7 @@ func TestEnvWhole(t *testing.T) {
 printf '%s' "$S" > `+filepath.Join(dir, "S")+`
 `+okBody)
 	const k, s = `{"a":1,"b":2}`, " a, b "
-	code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "json",
+	code, _, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "json",
 		"--env", "K="+k, "--env", "S="+s, "x")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -122,26 +122,26 @@ printf '%s' "$S" > `+filepath.Join(dir, "S")+`
 // limit. (--finalize-timeout 0: TestRunFinalizeFlags.)
 //
 // The bounds are hub's own: a stop with no grace ends within
-// adapters.StopWait of its cause, which is less than either default, so a 0
+// hub.StopWait of its cause, which is less than either default, so a 0
 // read as "the default" would show.
 func TestZeroMeansNone(t *testing.T) {
-	if adapters.StopWait >= budget.DefaultLinger || adapters.StopWait >= budget.DefaultGrace {
-		t.Fatalf("adapters.StopWait %s is not below the default linger %s and grace %s: this test cannot tell 0 from the default",
-			adapters.StopWait, budget.DefaultLinger, budget.DefaultGrace)
+	if hub.StopWait >= budget.DefaultLinger || hub.StopWait >= budget.DefaultGrace {
+		t.Fatalf("hub.StopWait %s is not below the default linger %s and grace %s: this test cannot tell 0 from the default",
+			hub.StopWait, budget.DefaultLinger, budget.DefaultGrace)
 	}
 
 	// --grace 0 too, so that the stop at the terminal event is bounded by
 	// StopWait alone.
 	bin := fakeAgent(t, okBody+"\nsleep 30")
-	code, out, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--linger", "0", "--grace", "0", "x")
+	code, out, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--linger", "0", "--grace", "0", "x")
 	evs := jsonlEvents(t, out)
 	if code != 0 || !strings.Contains(out, `"kind":"linger_kill"`) {
 		t.Errorf("--linger 0: exit %d, stderr %q; want 0 with a linger_kill notice\n%s", code, stderr, out)
 	} else if terminal, ok := evs.last(events.TypeUsage); !ok {
 		t.Errorf("--linger 0: no usage event (the terminal step_finish)\n%s", out)
-	} else if d := evs.finished().TS.Sub(terminal.TS); d > adapters.StopWait {
-		t.Errorf("--linger 0: run.finished %s after the terminal event; want within adapters.StopWait %s (the default linger is %s)\n%s",
-			d, adapters.StopWait, budget.DefaultLinger, out)
+	} else if d := evs.finished().TS.Sub(terminal.TS); d > hub.StopWait {
+		t.Errorf("--linger 0: run.finished %s after the terminal event; want within hub.StopWait %s (the default linger is %s)\n%s",
+			d, hub.StopWait, budget.DefaultLinger, out)
 	}
 
 	// The timeout covers the version probe and the agent's start-up: an
@@ -152,7 +152,7 @@ echo '{"type":"step_start","sessionID":"ses_g","part":{}}'
 sleep 30`)
 	timeout := 300 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		code, out, _ = hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--timeout", timeout.String(), "--grace", "0", "x")
+		code, out, _ = hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--timeout", timeout.String(), "--grace", "0", "x")
 		if code == 8 && !strings.Contains(out, `"ses_g"`) && attempt < 5 {
 			t.Logf("attempt %d: --timeout %s ran out before the agent's first line; doubling it", attempt, timeout)
 			timeout *= 2
@@ -161,12 +161,12 @@ sleep 30`)
 		break
 	}
 	took := time.Duration(jsonlEvents(t, out).finished().DurationMS) * time.Millisecond
-	if max := timeout + adapters.StopWait; code != 8 || took > max || !strings.Contains(out, `"signal":"SIGKILL"`) {
-		t.Errorf("--grace 0 on an agent that ignores SIGTERM: exit %d in %s; want 8 (timeout) within %s (--timeout + adapters.StopWait), SIGKILL\n%s", code, took, max, out)
+	if max := timeout + hub.StopWait; code != 8 || took > max || !strings.Contains(out, `"signal":"SIGKILL"`) {
+		t.Errorf("--grace 0 on an agent that ignores SIGTERM: exit %d in %s; want 8 (timeout) within %s (--timeout + hub.StopWait), SIGKILL\n%s", code, took, max, out)
 	}
 
 	bin = fakeAgent(t, "sleep 0.2\n"+okBody)
-	code, out, stderr = hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--timeout", "0", "--idle-timeout", "0", "x")
+	code, out, stderr = hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--timeout", "0", "--idle-timeout", "0", "x")
 	if code != 0 || !strings.Contains(out, `"timeout_ms":null,"idle_timeout_ms":null`) {
 		t.Errorf("--timeout 0 --idle-timeout 0: exit %d, stderr %q; want 0 and no limits in run.started\n%s", code, stderr, out)
 	}
@@ -215,7 +215,7 @@ func (s jsonlStream) finished() jsonlEvent {
 // TestRunHelp: the help says that 0 is none for each duration flag, and
 // where flags go.
 func TestRunHelp(t *testing.T) {
-	code, out, _ := hub(t, "", "run", "--help")
+	code, out, _ := hubCLI(t, "", "run", "--help")
 	if code != 0 {
 		t.Fatalf("hub run --help: exit %d", code)
 	}
@@ -267,8 +267,8 @@ sleep 30`)
 		}
 		// A kill skips the grace: the run ends within hub's own bounded
 		// waits, well before --grace 30s would.
-		if took := time.Since(start); took > adapters.StopWait {
-			t.Errorf("run took %s after kill; want at most adapters.StopWait %s, not after --grace 30s", took, adapters.StopWait)
+		if took := time.Since(start); took > hub.StopWait {
+			t.Errorf("run took %s after kill; want at most hub.StopWait %s, not after --grace 30s", took, hub.StopWait)
 		}
 	case <-t.Context().Done():
 		t.Fatal("run did not end after kill was closed")

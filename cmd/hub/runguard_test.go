@@ -15,7 +15,7 @@ func TestRawLogExistingFileMadePrivate(t *testing.T) {
 	if err := os.WriteFile(raw, []byte("old\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", fakeAgent(t, okBody), "--output", "json", "--raw-log", raw, "x")
+	code, _, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", fakeAgent(t, okBody), "--output", "json", "--raw-log", raw, "x")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -45,7 +45,7 @@ func TestFlagSwallowedAsValue(t *testing.T) {
 		{"--cwd", "-max-cost", "1"},
 	} {
 		full := append(append([]string{"run", "--agent", "opencode", "--bin", bin}, args...), "hi")
-		code, _, stderr := hub(t, "", full...)
+		code, _, stderr := hubCLI(t, "", full...)
 		if code != 2 || !strings.Contains(stderr, args[0]) || !strings.Contains(stderr, args[1]) {
 			t.Errorf("hub %v: exit %d, stderr %q; want 2 naming %s and %s", full, code, stderr, args[0], args[1])
 		}
@@ -54,7 +54,7 @@ func TestFlagSwallowedAsValue(t *testing.T) {
 		t.Errorf("the agent was started")
 	}
 	// A value that merely starts with a dash is still a value.
-	if code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", fakeAgent(t, okBody), "--output", "json", "--model=-weird", "hi"); code != 0 {
+	if code, _, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", fakeAgent(t, okBody), "--output", "json", "--model=-weird", "hi"); code != 0 {
 		t.Errorf("--model=-weird: exit %d, stderr %s; want 0", code, stderr)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"mvdan.cc/sh/v3/shell"
 
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
@@ -74,7 +75,7 @@ type runOptions struct {
 	MaxTurns     int64
 	MaxToolSteps int64
 	AgentRetries int // -1 = the agent's default
-	MaxLine      int // 0 = adapters.DefaultMaxLine
+	MaxLine      int // 0 = hub.DefaultMaxLine
 	NoFailFast   bool
 	TTY          bool // the agent on a pseudo-terminal
 
@@ -153,7 +154,7 @@ const (
 // runPlan is a checked hub run: its request, and what is left to do before
 // it starts (load) and while it runs (execute).
 type runPlan struct {
-	req        adapters.Request
+	req        hub.Request
 	prompt     promptSource
 	promptFile string
 	loadPrices bool   // the agent needs hub's price table (pricesFile on top)
@@ -239,7 +240,7 @@ func (o runOptions) plan() (runPlan, error) {
 		return runPlan{}, usagef("run: --confirm asks on the terminal and --yes approves without asking: give one of them")
 	}
 	p.approval = approval{confirm: o.Confirm, yes: o.Yes}
-	p.req = adapters.Request{
+	p.req = hub.Request{
 		Agent:      o.Agent,
 		Model:      o.Model,
 		Resume:     o.Resume,

@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/grant"
 )
@@ -28,10 +28,10 @@ func defaultOptions() runOptions {
 		Linger:        budget.DefaultLinger,
 		Finalize:      budget.DefaultFinalize,
 		AgentRetries:  -1,
-		MaxLine:       adapters.DefaultMaxLine,
+		MaxLine:       hub.DefaultMaxLine,
 		Permission:    "read-only",
 		Auth:          "inherit",
-		SchemaRetries: adapters.DefaultSchemaRetries,
+		SchemaRetries: hub.DefaultSchemaRetries,
 		Sandbox:       "none",
 		Args:          []string{"hi"},
 	}
@@ -40,7 +40,7 @@ func defaultOptions() runOptions {
 // defaultPlan is plan's result for defaultOptions.
 func defaultPlan() runPlan {
 	return runPlan{
-		req: adapters.Request{
+		req: hub.Request{
 			Agent:  "opencode",
 			Prompt: "hi",
 			Limits: budget.Limits{
@@ -48,10 +48,10 @@ func defaultPlan() runPlan {
 				Linger:   budget.DefaultLinger,
 				Finalize: budget.DefaultFinalize,
 			},
-			MaxLine:       adapters.DefaultMaxLine,
+			MaxLine:       hub.DefaultMaxLine,
 			Permission:    grant.ReadOnly,
 			Auth:          grant.AuthInherit,
-			SchemaRetries: adapters.DefaultSchemaRetries,
+			SchemaRetries: hub.DefaultSchemaRetries,
 		},
 		output: "text",
 		color:  "auto",

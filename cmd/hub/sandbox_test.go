@@ -26,7 +26,7 @@ func TestSandboxFlags(t *testing.T) {
 		{"--sandbox", "copy", "--protect", "[x"},
 		{"--sandbox", "copy", "--protect", "/abs/**"},
 	} {
-		code, _, stderr := hub(t, "", append(append([]string{"run", "--agent", "opencode"}, args...), "x")...)
+		code, _, stderr := hubCLI(t, "", append(append([]string{"run", "--agent", "opencode"}, args...), "x")...)
 		if code != 2 || !strings.Contains(stderr, args[0]) && !strings.Contains(stderr, args[len(args)-1]) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 naming the flag", args, code, stderr)
 		}
@@ -62,7 +62,7 @@ func TestSandboxDiffOutThenApply(t *testing.T) {
 	root := sandboxOriginal(t)
 	out := filepath.Join(t.TempDir(), "change.diff")
 	bin := fakeAgent(t, sandboxAgentBody)
-	code, stdout, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--cwd", root, "--sandbox", "copy", "--diff-out", out, "--output", "jsonl", "x")
+	code, stdout, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--cwd", root, "--sandbox", "copy", "--diff-out", out, "--output", "jsonl", "x")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -85,14 +85,14 @@ func TestSandboxDiffOutThenApply(t *testing.T) {
 			t.Errorf("events lack %s", want)
 		}
 	}
-	code, stdout, stderr = hub(t, "", "apply", "--cwd", root, out)
+	code, stdout, stderr = hubCLI(t, "", "apply", "--cwd", root, out)
 	if code != 0 || !strings.Contains(stdout, "modified a.txt") || !strings.Contains(stdout, "added new.txt") {
 		t.Fatalf("hub apply: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if got := readFile(t, filepath.Join(root, "a.txt")); got != "one\nTWO\n" {
 		t.Errorf("a.txt = %q after hub apply", got)
 	}
-	code, _, stderr = hub(t, "", "apply", "--cwd", root, out)
+	code, _, stderr = hubCLI(t, "", "apply", "--cwd", root, out)
 	if code != 5 || !strings.Contains(stderr, "invalid_input/conflict") || !strings.Contains(stderr, "new.txt") {
 		t.Errorf("hub apply twice: exit %d, stderr %q; want 5, a conflict naming new.txt", code, stderr)
 	}
@@ -123,7 +123,7 @@ func TestApplyRefuses(t *testing.T) {
 			if err := os.WriteFile(p, []byte(tc.diff), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			code, _, stderr := hub(t, "", "apply", "--cwd", root, p)
+			code, _, stderr := hubCLI(t, "", "apply", "--cwd", root, p)
 			if code != tc.code || !strings.Contains(stderr, tc.says) {
 				t.Errorf("exit %d, stderr %q; want %d saying %q", code, stderr, tc.code, tc.says)
 			}
@@ -187,7 +187,7 @@ func TestSandboxApplyConfirm(t *testing.T) {
 func TestSandboxText(t *testing.T) {
 	root := sandboxOriginal(t)
 	bin := fakeAgent(t, sandboxAgentBody)
-	code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--cwd", root, "--sandbox", "copy", "--apply", "x")
+	code, _, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--cwd", root, "--sandbox", "copy", "--apply", "x")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -219,7 +219,7 @@ func TestApplyWorktreeDiffFromSubdir(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "wt.diff")
 	bin := fakeAgent(t, "echo new > new.go\n"+okBody)
-	if code, _, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--cwd", sub, "--sandbox", "worktree", "--diff-out", out, "x"); code != 0 {
+	if code, _, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--cwd", sub, "--sandbox", "worktree", "--diff-out", out, "x"); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
 	exe, err := os.Executable()

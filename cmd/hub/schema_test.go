@@ -63,7 +63,7 @@ func TestOutputAnswer(t *testing.T) {
 			if tt.retries != "" {
 				args = append(args, "--schema-retries", tt.retries)
 			}
-			code, stdout, stderr := hub(t, "", append(args, "score it")...)
+			code, stdout, stderr := hubCLI(t, "", append(args, "score it")...)
 			if code != tt.code || stdout != tt.stdout {
 				t.Errorf("exit %d, stdout %q, want %d, %q (stderr %q)", code, stdout, tt.code, tt.stdout, stderr)
 			}
@@ -110,7 +110,7 @@ func TestSchemaUsageErrors(t *testing.T) {
 				}
 			}
 			args := append([]string{"run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "--schema", p}, tt.flags...)
-			code, stdout, stderr := hub(t, "", append(args, "x")...)
+			code, stdout, stderr := hubCLI(t, "", append(args, "x")...)
 			if code != 2 || stdout != "" || !strings.Contains(stderr, tt.want) {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, and %q", code, stdout, stderr, tt.want)
 			}
@@ -131,7 +131,7 @@ func TestTextOutputSchema(t *testing.T) {
 	bin := fakeAgent(t, answerBody)
 	schema := writeSchema(t, `{"type":"object","properties":{"score":{"type":"integer","maximum":10}},"required":["score"],"additionalProperties":false}`)
 	out := filepath.Join(t.TempDir(), "prompts")
-	code, stdout, stderr := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "text", "--schema", schema,
+	code, stdout, stderr := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "text", "--schema", schema,
 		"--env", "HUB_FAKE_OUT="+out, "--env", `HUB_FAKE_FIRST={\"score\":11}`, "--env", `HUB_FAKE_SECOND={\"score\":9}`, "score it")
 	if code != 0 || stdout != "{\"score\":9}\n" {
 		t.Errorf("exit %d, stdout %q; want 0 and only the value that matched", code, stdout)
@@ -153,7 +153,7 @@ func TestSchemaRefusedFirst(t *testing.T) {
 		{"codex", open, `an object must have "additionalProperties": false`},
 		{"claude", array, `the root must be {"type": "object"`},
 	} {
-		code, stdout, stderr := hub(t, "", "run", "--agent", tt.agent, "--bin", "/nonexistent/"+tt.agent, "--output", "json", "--schema", tt.schema, "hi")
+		code, stdout, stderr := hubCLI(t, "", "run", "--agent", tt.agent, "--bin", "/nonexistent/"+tt.agent, "--output", "json", "--schema", tt.schema, "hi")
 		if code != events.BinInvalidInput.ExitCode() || !strings.Contains(stdout, `"reason":"bad_request"`) || !strings.Contains(stderr, tt.want) {
 			t.Errorf("%s: exit %d, stdout %s, stderr %q; want invalid_input/bad_request naming %q", tt.agent, code, stdout, stderr, tt.want)
 		}

@@ -14,7 +14,7 @@ func b2Run(t *testing.T, body string) (int, string, string) {
 	t.Helper()
 	t.Setenv("FOO_TOKEN", b2Secret)
 	bin := fakeAgent(t, body)
-	return hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "x")
+	return hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "jsonl", "x")
 }
 
 // pieces reports which pieces of the secret appear in s unredacted.

@@ -30,7 +30,7 @@ var errStalled = errors.New("hub's stdout is not being read (the consumer stalle
 //
 // Without batch every Write is written out before it returns. With batch a
 // Write only appends to a buffer, written out by Flush (which the run calls
-// whenever it is about to wait for the agent: adapters.WithFlush) or once
+// whenever it is about to wait for the agent: hub.WithFlush) or once
 // it holds batchSize bytes; close writes out the rest. A guard with first
 // set flushes first before each Write (stderr's flushes stdout's), so that
 // its lines come after what was written before them on the other.

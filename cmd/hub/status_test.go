@@ -39,7 +39,7 @@ echo '{"type":"step_finish","sessionID":"ses_x","part":{"reason":"stop","tokens"
 	status := filepath.Join(dir, "status.json")
 	done := make(chan int)
 	go func() {
-		code, _, _ := hub(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "json", "--status-file", status, "x")
+		code, _, _ := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin, "--output", "json", "--status-file", status, "x")
 		done <- code
 	}()
 	for {
@@ -62,7 +62,7 @@ echo '{"type":"step_finish","sessionID":"ses_x","part":{"reason":"stop","tokens"
 
 	// A run its --timeout stops ends the file the same way.
 	slow := fakeAgent(t, "exec sleep 30")
-	code, _, errOut := hub(t, "", "run", "--agent", "opencode", "--bin", slow, "--timeout", "300ms", "--grace", "100ms", "--output", "json", "--status-file", status, "x")
+	code, _, errOut := hubCLI(t, "", "run", "--agent", "opencode", "--bin", slow, "--timeout", "300ms", "--grace", "100ms", "--output", "json", "--status-file", status, "x")
 	m, _ = readStatus(t, status)
 	if code != 8 || m["type"] != "run.finished" || m["ok"] != false {
 		t.Errorf("timed-out run: exit %d, status file %v (stderr %s), want 8 and the run.finished", code, m, errOut)
@@ -73,7 +73,7 @@ echo '{"type":"step_finish","sessionID":"ses_x","part":{"reason":"stop","tokens"
 // error before anything starts.
 func TestStatusFileUnwritable(t *testing.T) {
 	bin := fakeAgent(t, okBody)
-	code, out, errOut := hub(t, "", "run", "--agent", "opencode", "--bin", bin,
+	code, out, errOut := hubCLI(t, "", "run", "--agent", "opencode", "--bin", bin,
 		"--status-file", filepath.Join(t.TempDir(), "no", "such", "dir", "s.json"), "x")
 	if code != 2 || out != "" || !strings.Contains(errOut, "--status-file") {
 		t.Errorf("exit %d stdout %q stderr %q, want 2 naming --status-file", code, out, errOut)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -52,7 +52,7 @@ func fakeCodex(t *testing.T, gate, answer string) string {
 	}
 	// The pause lets a redraw (every statusEvery) happen while the tool runs.
 	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = --version ]; then echo codex-cli 0.169.0; exit 0; fi\ncat %q\n%ssleep 0.6\ncat %q\n", head, wait, tail)
-	if err := adaptertest.WriteScript(path, []byte(script)); err != nil {
+	if err := hubtest.WriteScript(path, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -276,7 +276,7 @@ func TestTerminalColorAndEscapes(t *testing.T) {
 	}
 	t.Run("piped", func(t *testing.T) {
 		for _, color := range []string{"auto", "always"} {
-			code, out, errs := hub(t, "", append(append([]string{}, args...), "--color", color, "--", "go")...)
+			code, out, errs := hubCLI(t, "", append(append([]string{}, args...), "--color", color, "--", "go")...)
 			if code != 0 || out != "Done ␛[2J␛]0;owned␇ ok.\n" {
 				t.Fatalf("--color %s: exit %d, stdout %q", color, code, out)
 			}
@@ -295,7 +295,7 @@ func TestTerminalColorAndEscapes(t *testing.T) {
 // use; adapters/<agent>/mockenv_test.go holds the script to them).
 func mockEnv(t *testing.T, agent string, srv *mockllm.Server, dir string) []string {
 	t.Helper()
-	out, err := exec.Command("bash", filepath.Join(adaptertest.Root(), "scripts", "mock-env.sh"), agent, srv.URL(), dir).Output()
+	out, err := exec.Command("bash", filepath.Join(hubtest.Root(), "scripts", "mock-env.sh"), agent, srv.URL(), dir).Output()
 	if err != nil {
 		t.Fatalf("mock-env.sh %s: %v", agent, err)
 	}
@@ -314,7 +314,7 @@ func mockEnv(t *testing.T, agent string, srv *mockllm.Server, dir string) []stri
 // file the test creates once it has seen the screen), the status line
 // names the command's tool call and how long it has run.
 func TestTerminalStatusLineRealCodex(t *testing.T) {
-	bin := adaptertest.Bin(t, "codex")
+	bin := hubtest.Bin(t, "codex")
 	srv, err := mockllm.Start()
 	if err != nil {
 		t.Fatal(err)

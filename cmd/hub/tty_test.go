@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest/fakeagent"
+	"github.com/hubcli/hub"
+	"github.com/hubcli/hub/hubtest/fakeagent"
 	"github.com/hubcli/hub/internal/proc"
 )
 
@@ -83,7 +83,7 @@ func TestTTY(t *testing.T) {
 // TestTTYTimeout: --timeout stops an agent on a terminal that ignores
 // SIGTERM and hangs, with a grandchild holding the terminal: the run ends
 // timeout/wall (exit 8) within the timeout, the grace period and
-// adapters.StopWait, and nothing of the tree is left.
+// hub.StopWait, and nothing of the tree is left.
 func TestTTYTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout, grace = 2 * time.Second, 500 * time.Millisecond
@@ -99,8 +99,8 @@ func TestTTYTimeout(t *testing.T) {
 			if len(r.of("session.started")) != 1 {
 				t.Errorf("%d session.started events, want the one the agent wrote before it hung", len(r.of("session.started")))
 			}
-			if bound := timeout + grace + adapters.StopWait; r.took < timeout || r.took > bound {
-				t.Errorf("hub ran %s, want between --timeout %s and %s (+ --grace, adapters.StopWait)", r.took, timeout, bound)
+			if bound := timeout + grace + hub.StopWait; r.took < timeout || r.took > bound {
+				t.Errorf("hub ran %s, want between --timeout %s and %s (+ --grace, hub.StopWait)", r.took, timeout, bound)
 			}
 			if strings.Contains(string(r.stderr), "panic") {
 				t.Errorf("hub's stderr: %s", r.stderr)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 )
 
 // TestVersionCacheCommands: hub run and hub agents take the agent's
@@ -20,7 +20,7 @@ func TestVersionCacheCommands(t *testing.T) {
 	dir := t.TempDir()
 	count := filepath.Join(dir, "probes")
 	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo x >> " + count + "; echo 1.18.33; exit 0; fi\n" + okBody + "\n"
-	if err := adaptertest.WriteScript(filepath.Join(dir, "opencode"), []byte(script)); err != nil {
+	if err := hubtest.WriteScript(filepath.Join(dir, "opencode"), []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir) // only the fake: the other agents are not installed
@@ -40,7 +40,7 @@ func TestVersionCacheCommands(t *testing.T) {
 		{[]string{"run", "--agent", "opencode", "x"}, 3},
 	}
 	for _, s := range steps {
-		code, out, errOut := hub(t, "", s.args...)
+		code, out, errOut := hubCLI(t, "", s.args...)
 		if code != 0 {
 			t.Fatalf("hub %q: exit %d, want 0\nstdout %s\nstderr %s", s.args, code, out, errOut)
 		}

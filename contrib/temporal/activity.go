@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	_ "github.com/hubcli/hub/adapters/all" // registers every agent hub knows
 	"github.com/hubcli/hub/events"
 )
@@ -34,8 +34,8 @@ type Activities struct {
 	// about 0.8 × HeartbeatTimeout, so recording often costs little.
 	HeartbeatEvery time.Duration
 	// Options, when not nil, returns extra run options for a request (for
-	// example adapters.WithGuard or adapters.WithRawLog).
-	Options func(Request) []adapters.Option
+	// example hub.WithGuard or hub.WithRawLog).
+	Options func(Request) []hub.Option
 }
 
 // Progress is the detail of Run's heartbeats: where the run is. A workflow
@@ -102,11 +102,11 @@ func (a *Activities) Run(ctx context.Context, req Request) (events.RunFinished, 
 		}
 	})
 
-	var opts []adapters.Option
+	var opts []hub.Option
 	if a.Options != nil {
 		opts = a.Options(req)
 	}
-	fin := adapters.Run(ctx, areq, func(ev events.Event) error {
+	fin := hub.Run(ctx, areq, func(ev events.Event) error {
 		if hb.observe(ev) {
 			hb.record()
 		}

@@ -29,10 +29,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/hubcli/hub/adapters"
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/mockllm"
 )
 
@@ -218,14 +218,14 @@ type realAgent struct {
 	env  []string // what points it at srv (Target.Env)
 }
 
-// newRealAgent finds the real CLI name (adaptertest.Bin: skipped when it
+// newRealAgent finds the real CLI name (hubtest.Bin: skipped when it
 // is not installed, unless HUB_REQUIRE_REAL_CLIS is set), starts a mock
 // server for it, and points it there with scripts/mock-env.sh, the shell
 // form of the adapter tests' Configure (which adapters/<name>'s
 // TestMockEnvScript holds equal to it).
 func newRealAgent(t *testing.T, name string) realAgent {
 	t.Helper()
-	bin := adaptertest.Bin(t, name)
+	bin := hubtest.Bin(t, name)
 	srv, err := mockllm.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -237,13 +237,13 @@ func newRealAgent(t *testing.T, name string) realAgent {
 	cmd := exec.Command("bash", "-c", `out=$(bash "$0" "$@") || exit
 eval "$out"
 for k in $(sed -n 's/^export \([A-Za-z_][A-Za-z0-9_]*\)=.*/\1/p' <<<"$out"); do printf '%s=%s\0' "$k" "${!k}"; done`,
-		adaptertest.MockEnvScript(), name, srv.URL(), dir)
+		hubtest.MockEnvScript(), name, srv.URL(), dir)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", adaptertest.MockEnvScript(), name, err, stderr.Bytes())
+		t.Fatalf("%s %s: %v\n%s", hubtest.MockEnvScript(), name, err, stderr.Bytes())
 	}
 	env := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
 	if len(env) == 0 || !strings.HasPrefix(env[0], "HOME=") {
@@ -258,13 +258,13 @@ func (a realAgent) target() Target {
 }
 
 // unbounded is Limits for a real CLI's run: the time limits it does not
-// test are the time the test has left (adaptertest.Unbounded: a real CLI's
+// test are the time the test has left (hubtest.Unbounded: a real CLI's
 // start-up takes as long as the machine's load makes it), less a minute
 // for the workflow's own end (e2eContext's margin).
 func unbounded(t *testing.T) Limits {
 	t.Helper()
 	var l budget.Limits
-	adaptertest.Unbounded(t, &l)
+	hubtest.Unbounded(t, &l)
 	if l.Timeout > 0 {
 		l.Timeout -= time.Minute
 		if l.Timeout <= 0 {
@@ -317,16 +317,16 @@ func TestEndToEndRealAgents(t *testing.T) {
 			if fin.ExitCode == nil || *fin.ExitCode != 0 || fin.SessionID == nil || *fin.SessionID == "" {
 				t.Errorf("exit code %v, session id %v: want 0 and a session", fin.ExitCode, fin.SessionID)
 			}
-			adaptertest.CheckUsage(t, fin.Usage, adaptertest.MockPrices, in0, out0, cached)
-			want := adaptertest.MockPrices.Cost(in0, out0, cached, 0)
+			hubtest.CheckUsage(t, fin.Usage, hubtest.MockPrices, in0, out0, cached)
+			want := hubtest.MockPrices.Cost(in0, out0, cached, 0)
 			if fin.CostSource != events.CostReported || fin.CostUSD == nil || math.Abs(*fin.CostUSD-want) > 1e-9 {
 				t.Errorf("run.finished cost = %v (%s), want %.6f reported", fin.CostUSD, fin.CostSource, want)
 			}
-			calls := adaptertest.ModelCalls(a.srv)
+			calls := hubtest.ModelCalls(a.srv)
 			if len(calls) != 1 || calls[0].Scenario != mockllm.Text || !strings.Contains(calls[0].UserText, prompt) {
 				t.Errorf("mock server got %d model calls (%+v), want 1 carrying the prompt", len(calls), calls)
 			}
-			if live := adaptertest.Leftovers(a.dir); len(live) > 0 {
+			if live := hubtest.Leftovers(a.dir); len(live) > 0 {
 				t.Errorf("processes of the run still alive after the workflow ended: %v", live)
 			}
 		})
@@ -343,7 +343,7 @@ func TestEndToEndNotRetried(t *testing.T) {
 	pi := newRealAgent(t, "pi")
 	queue := queueName(t)
 	var attempts atomic.Int32
-	startWorker(t, c, queue, worker.Options{}, &Activities{Options: func(Request) []adapters.Option {
+	startWorker(t, c, queue, worker.Options{}, &Activities{Options: func(Request) []hub.Option {
 		attempts.Add(1)
 		return nil
 	}})
@@ -367,7 +367,7 @@ func TestEndToEndNotRetried(t *testing.T) {
 	if n := attempts.Load(); n != 1 {
 		t.Errorf("%d attempts ran, want 1 (the policy allows 3; the bin is not retryable)", n)
 	}
-	if n := len(adaptertest.ModelCalls(pi.srv)); n != 1 {
+	if n := len(hubtest.ModelCalls(pi.srv)); n != 1 {
 		t.Errorf("the mock server got %d model calls, want 1", n)
 	}
 }
@@ -422,7 +422,7 @@ func TestEndToEndCancel(t *testing.T) {
 	// hub stops the tree (the grace, then SIGKILL) and the workflow ends
 	// (one more workflow task): well within two heartbeat timeouts, the
 	// grace and hub's own stop bound.
-	if max := 2*e2eHeartbeat + e2eGrace + adapters.StopWait; took > max {
+	if max := 2*e2eHeartbeat + e2eGrace + hub.StopWait; took > max {
 		t.Errorf("FanOut ended %v after the cancel, want within %v", took, max)
 	}
 }
@@ -498,7 +498,7 @@ func TestEndToEndWorkerKilled(t *testing.T) {
 	}
 	// The guard stops the tree as a limit would: SIGTERM, the grace, then
 	// SIGKILL; within hub's own bound on a stop.
-	waitGone(t, e2eGrace+adapters.StopWait, pid, child)
+	waitGone(t, e2eGrace+hub.StopWait, pid, child)
 	if live := liveInGroup(t, pid); len(live) > 0 {
 		t.Errorf("the agent's process group %d still has %v", pid, live)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/answer"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/grant"
@@ -87,28 +87,28 @@ func (l Limits) Budget() budget.Limits {
 // Adapters returns r as hub's library takes it. It reads the files r names
 // (PricesFile) and so runs on the worker, in the activity. An error says
 // which field is wrong; the activity reports it as invalid_input/bad_request.
-func (r Request) Adapters() (adapters.Request, error) {
+func (r Request) Adapters() (hub.Request, error) {
 	perm, err := grant.ParseLevel(orElse(r.Permission, string(grant.ReadOnly)))
 	if err != nil {
-		return adapters.Request{}, err
+		return hub.Request{}, err
 	}
 	auth, err := grant.ParseAuth(r.Auth)
 	if err != nil {
-		return adapters.Request{}, err
+		return hub.Request{}, err
 	}
 	mode, err := sandbox.ParseMode(r.Sandbox)
 	if err != nil {
-		return adapters.Request{}, err
+		return hub.Request{}, err
 	}
 	lim := r.Limits
 	if lim.Timeout < 0 || lim.IdleTimeout < 0 || lim.MaxCostUSD < 0 || lim.MaxTokens < 0 ||
 		lim.MaxTurns < 0 || lim.MaxToolSteps < 0 || r.MaxLine < 0 {
-		return adapters.Request{}, fmt.Errorf("limits: a limit may not be negative")
+		return hub.Request{}, fmt.Errorf("limits: a limit may not be negative")
 	}
 	if r.AgentRetries != nil && *r.AgentRetries < 0 {
-		return adapters.Request{}, fmt.Errorf("agent_retries %d: may not be negative", *r.AgentRetries)
+		return hub.Request{}, fmt.Errorf("agent_retries %d: may not be negative", *r.AgentRetries)
 	}
-	req := adapters.Request{
+	req := hub.Request{
 		Agent:         r.Agent,
 		Prompt:        r.Prompt,
 		Model:         r.Model,
@@ -131,12 +131,12 @@ func (r Request) Adapters() (adapters.Request, error) {
 	}
 	if r.PricesFile != "" {
 		if req.Prices, err = budget.LoadPrices(r.PricesFile); err != nil {
-			return adapters.Request{}, err
+			return hub.Request{}, err
 		}
 	}
 	if len(r.Schema) > 0 {
 		if req.Schema, err = answer.Compile(r.Schema); err != nil {
-			return adapters.Request{}, fmt.Errorf("schema: %w", err)
+			return hub.Request{}, fmt.Errorf("schema: %w", err)
 		}
 	}
 	return req, nil

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 )
@@ -171,7 +171,7 @@ func startToClose(in FanOutInput) time.Duration {
 		return in.StartToClose
 	}
 	if t := in.Task.Limits.Timeout; t > 0 {
-		return t + budget.Limits{Grace: in.Task.Limits.Grace}.GraceOrDefault() + adapters.StopWait + time.Minute
+		return t + budget.Limits{Grace: in.Task.Limits.Grace}.GraceOrDefault() + hub.StopWait + time.Minute
 	}
 	return DefaultStartToClose
 }

@@ -5,12 +5,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest/benchgen"
+	"github.com/hubcli/hub/hubtest/benchgen"
 	"github.com/hubcli/hub/internal/framer"
 )
 
 // BenchmarkFramerAgents frames each agent's recorded transcripts repeated to
-// 16 MiB and a generated 32 MiB transcript (see adapters/adaptertest/benchgen):
+// 16 MiB and a generated 32 MiB transcript (see hubtest/benchgen):
 //
 //	go test -run XXX -bench FramerAgents ./internal/framer
 func BenchmarkFramerAgents(b *testing.B) {

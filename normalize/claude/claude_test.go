@@ -8,8 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/normalize"
 	"github.com/hubcli/hub/normalize/claude"
 )
@@ -204,7 +204,7 @@ func FuzzDecoder(f *testing.F) {
 		bodies = d.Decode(bodies, line)
 		o := d.Outcome(exit(0))
 		bodies = append(bodies, events.RunFinished{OK: o.OK, Error: o.Error, Text: o.Text, CostSource: events.CostUnknown})
-		if err := adaptertest.ValidateBodies("claude", bodies); err != nil {
+		if err := hubtest.ValidateBodies("claude", bodies); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -3,21 +3,21 @@ package codex_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/normalize"
 	"github.com/hubcli/hub/normalize/codex"
 )
 
 // BenchmarkDecode decodes recorded transcripts repeated to 16 MiB and a
-// generated 32 MiB transcript (see adapters/adaptertest/benchgen):
+// generated 32 MiB transcript (see hubtest/benchgen):
 //
 //	go test -run XXX -bench Decode ./normalize/codex
 func BenchmarkDecode(b *testing.B) {
-	adaptertest.BenchDecoder(b, "codex", func() normalize.Decoder { return codex.New(codex.Options{Model: "gpt-5.5", FailFast: true}) })
+	hubtest.BenchDecoder(b, "codex", func() normalize.Decoder { return codex.New(codex.Options{Model: "gpt-5.5", FailFast: true}) })
 }
 
 // TestLineNotKept: the decoder keeps nothing of a line past Decode.
 func TestLineNotKept(t *testing.T) {
 	t.Parallel()
-	adaptertest.CheckLineNotKept(t, "codex", func() normalize.Decoder { return codex.New(codex.Options{Model: "gpt-5.5", FailFast: true}) })
+	hubtest.CheckLineNotKept(t, "codex", func() normalize.Decoder { return codex.New(codex.Options{Model: "gpt-5.5", FailFast: true}) })
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/normalize"
 	"github.com/hubcli/hub/normalize/codex"
 )
@@ -331,7 +331,7 @@ func FuzzDecoder(f *testing.F) {
 		bodies = d.Decode(bodies, line)
 		o := d.Outcome(exit(0))
 		bodies = append(bodies, events.RunFinished{OK: o.OK, Error: o.Error, Text: o.Text, CostSource: events.CostUnknown})
-		if err := adaptertest.ValidateBodies("codex", bodies); err != nil {
+		if err := hubtest.ValidateBodies("codex", bodies); err != nil {
 			t.Fatal(err)
 		}
 		for _, b := range bodies {

@@ -3,21 +3,21 @@ package pi_test
 import (
 	"testing"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/normalize"
 	"github.com/hubcli/hub/normalize/pi"
 )
 
 // BenchmarkDecode decodes recorded transcripts repeated to 16 MiB and a
-// generated 32 MiB transcript (see adapters/adaptertest/benchgen):
+// generated 32 MiB transcript (see hubtest/benchgen):
 //
 //	go test -run XXX -bench Decode ./normalize/pi
 func BenchmarkDecode(b *testing.B) {
-	adaptertest.BenchDecoder(b, "pi", func() normalize.Decoder { return pi.New("", true) })
+	hubtest.BenchDecoder(b, "pi", func() normalize.Decoder { return pi.New("", true) })
 }
 
 // TestLineNotKept: the decoder keeps nothing of a line past Decode.
 func TestLineNotKept(t *testing.T) {
 	t.Parallel()
-	adaptertest.CheckLineNotKept(t, "pi", func() normalize.Decoder { return pi.New("", true) })
+	hubtest.CheckLineNotKept(t, "pi", func() normalize.Decoder { return pi.New("", true) })
 }

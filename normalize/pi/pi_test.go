@@ -12,8 +12,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/hubcli/hub/adapters/adaptertest"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/normalize"
 	"github.com/hubcli/hub/normalize/pi"
 )
@@ -430,7 +430,7 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("Outcome not ok without an error")
 		}
 		bodies = append(bodies, events.RunFinished{OK: o.OK, Error: o.Error, Text: o.Text, CostSource: events.CostUnknown})
-		if err := adaptertest.ValidateBodies("pi", bodies); err != nil {
+		if err := hubtest.ValidateBodies("pi", bodies); err != nil {
 			t.Fatal(err)
 		}
 	})
