@@ -64,7 +64,7 @@ type Info struct {
 	RetryLimits string
 	// Grants says how the agent holds a run to each permission level
 	// (Request.Permission): the agent × level table of SPEC §6.1 and
-	// README. A level missing here is refused. The map and its slices are
+	// docs/permissions.md. A level missing here is refused. The map and its slices are
 	// shared: do not modify them.
 	Grants map[grant.Level]grant.Rule
 	// LoginHint is the command that logs the CLI in to its provider

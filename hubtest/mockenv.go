@@ -1,7 +1,7 @@
 package hubtest
 
 // Checking scripts/mock-env.sh, the shell form of each Agent.Configure that
-// scripts/demo.sh and README's by-hand commands use, against Configure.
+// scripts/demo.sh and docs/mock-server.md's by-hand commands use, against Configure.
 
 import (
 	"bytes"

@@ -102,7 +102,7 @@ func npmProject(t *testing.T, dir string) map[string]pin {
 		t.Errorf("%s: lockfileVersion %d, want 2 or more (its \"packages\")", lockPath, lock.LockfileVersion)
 	}
 	if got := lock.Packages[""].Workspaces; !slices.Equal(got, root.Workspaces) {
-		t.Errorf("%s: workspaces %v, but package.json says %v: run npm install --package-lock-only (README.md)", lockPath, got, root.Workspaces)
+		t.Errorf("%s: workspaces %v, but package.json says %v: run npm install --package-lock-only (docs/agents.md)", lockPath, got, root.Workspaces)
 	}
 	// Every directory is a workspace (a workspace left out of the list
 	// would not be installed).
@@ -136,7 +136,7 @@ func npmProject(t *testing.T, dir string) map[string]pin {
 			t.Errorf("%s: %s at %q, want an exact version (no range)", wsPath, p.pkg, p.version)
 		}
 		if got := lock.Packages[ws]; got.Name != w.Name || !maps.Equal(got.Dependencies, w.Dependencies) {
-			t.Errorf("%s: workspace %s is %s with %v, but its package.json says %s with %v: run npm install --package-lock-only (README.md)", lockPath, ws, got.Name, got.Dependencies, w.Name, w.Dependencies)
+			t.Errorf("%s: workspace %s is %s with %v, but its package.json says %s with %v: run npm install --package-lock-only (docs/agents.md)", lockPath, ws, got.Name, got.Dependencies, w.Name, w.Dependencies)
 		}
 		if l := lock.Packages["node_modules/"+w.Name]; !l.Link || l.Resolved != ws {
 			t.Errorf("%s: node_modules/%s is not the link to workspace %s", lockPath, w.Name, ws)
@@ -144,9 +144,9 @@ func npmProject(t *testing.T, dir string) map[string]pin {
 		locked, ok := lock.Packages["node_modules/"+p.pkg]
 		switch {
 		case !ok:
-			t.Errorf("%s: no node_modules/%s (%s's package at the top, where .bin/%s comes from): run npm install --package-lock-only with --prefer-dedupe (README.md)", lockPath, p.pkg, ws, ws)
+			t.Errorf("%s: no node_modules/%s (%s's package at the top, where .bin/%s comes from): run npm install --package-lock-only with --prefer-dedupe (docs/agents.md)", lockPath, p.pkg, ws, ws)
 		case locked.Version != p.version:
-			t.Errorf("%s: node_modules/%s is locked at %s, but %s says %s: run npm install --package-lock-only (README.md)", lockPath, p.pkg, locked.Version, wsPath, p.version)
+			t.Errorf("%s: node_modules/%s is locked at %s, but %s says %s: run npm install --package-lock-only (docs/agents.md)", lockPath, p.pkg, locked.Version, wsPath, p.version)
 		case locked.Bin[ws] == "":
 			t.Errorf("%s: %s@%s has no binary %s (bins %v): install-agents.sh runs .bin/%s", lockPath, p.pkg, locked.Version, ws, locked.Bin, ws)
 		}
@@ -160,7 +160,7 @@ func npmProject(t *testing.T, dir string) map[string]pin {
 			t.Errorf("%s: %s has no integrity hash: npm ci could not check what it fetches", lockPath, path)
 		}
 		if strings.Contains(l.Resolved, ":") {
-			t.Errorf("%s: %s is resolved to an address (%s): regenerate the lock with --omit-lockfile-registry-resolved (README.md)", lockPath, path, l.Resolved)
+			t.Errorf("%s: %s is resolved to an address (%s): regenerate the lock with --omit-lockfile-registry-resolved (docs/agents.md)", lockPath, path, l.Resolved)
 		}
 	}
 	return pins

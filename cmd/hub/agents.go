@@ -130,7 +130,7 @@ func grants(info adapters.Info) []grant.Rule {
 
 // permissionTable is the agent × level table (SPEC §6.1) as Markdown: for
 // each agent and level, how it is enforced, what hub passes the CLI, and
-// what that does not cover. README.md holds it as printed.
+// what that does not cover. docs/permissions.md holds it as printed.
 func permissionTable() string {
 	var b strings.Builder
 	b.WriteString("| agent | level | how | what hub passes the CLI | notes |\n|---|---|---|---|---|\n")

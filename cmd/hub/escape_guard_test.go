@@ -3,7 +3,7 @@ package main
 // Routes by which a fake agent tried to defeat its guard (a breaker's
 // findings), through the real `hub run`, with the escape suite's harness.
 // Each test failed on b3a98f0, the guard's first version; each says what
-// the README promises. Run: go test ./cmd/hub -run TestBreaker -v
+// docs/limits.md promises. Run: go test ./cmd/hub -run TestBreaker -v
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ perl -e '$SIG{TERM}="IGNORE"; $SIG{HUP}="IGNORE"; my $g=shift; system("@REC@", $
 // TestBreakerControlPipeHeld: the agent opens its guard's end of the
 // control pipe for writing through /proc/$PPID/fd/3 (same user: no
 // privilege needed). When hub is SIGKILLed the guard never sees the pipe
-// close, so the tree outlives hub. README: "If hub dies, even by SIGKILL,
+// close, so the tree outlives hub. docs/limits.md: "If hub dies, even by SIGKILL,
 // the guard sees its pipe to hub close and stops the tree".
 func TestBreakerControlPipeHeld(t *testing.T) {
 	t.Parallel()
@@ -77,7 +77,7 @@ exec sleep 300`, want: []string{"agent"}, timeout: 30 * time.Second, code: 0}})
 // TestBreakerProbeKillsGuard: the version command starts a daemon and
 // SIGKILLs its guard. The probe's Spec has no Orphans, and the probe fails
 // (not_installed), so no run sweeps hub's orphans: the daemon outlives hub.
-// README: "The hub CLI is one: it SIGKILLs and reaps every child that is
+// docs/limits.md: "The hub CLI is one: it SIGKILLs and reaps every child that is
 // not a guard".
 func TestBreakerProbeKillsGuard(t *testing.T) {
 	t.Parallel()

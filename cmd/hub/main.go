@@ -1,5 +1,5 @@
 // Command hub runs coding-agent CLIs and normalizes their event streams.
-// See README.md and SPEC §6 for the commands.
+// See docs/cli.md and SPEC §6 for the commands.
 package main
 
 import (
