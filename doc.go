@@ -1,7 +1,7 @@
 // Package hub runs coding-agent CLIs (Claude Code, Codex, OpenCode, pi, any
 // ACP agent) as subprocesses and turns each run into one sequenced
-// hub.event/v1 stream ending in exactly one run.finished: the library's
-// API, as net/http is its module's.
+// hub.event/v1 stream ending in exactly one run.finished. It is the
+// library's API, the one package most programs import.
 //
 //	import (
 //		"github.com/hubcli/hub"

@@ -26,7 +26,7 @@ import (
 // left). Half the workers run the agent on pseudo-terminals
 // (Request.TTY). Iterations per worker: HUB_LOAD_ITER (default 8, 1 with -short, so CI stays
 // fast; the issue's 1,000 is `HUB_LOAD_ITER=1000 go test -run TestLoad -v
-// ./adapters`). Not parallel, so other tests' goroutines do not move the
+// .`). Not parallel, so other tests' goroutines do not move the
 // counts.
 func TestLoad(t *testing.T) {
 	iters := 8

@@ -16,8 +16,8 @@ const DefaultMaxLine = framer.DefaultMaxLine
 // Request is the task of one run: what a caller chooses. Only Agent and
 // Prompt are required. How the run is carried out (its id, clock, orphan
 // reaping, a force-kill channel, a raw log) is set with Options. The agent's
-// adapter sees the part of it that shapes the CLI's command
-// (Request, from Request.adapterRequest).
+// adapter sees the part of it that shapes the CLI's command, an
+// adapters.Request.
 type Request struct {
 	Agent  string // registered adapter name
 	Prompt string
@@ -26,7 +26,7 @@ type Request struct {
 	Cwd    string // working directory; "" for hub's
 	Bin    string // the agent binary: a path or a name in PATH; "" for the default
 	// Args are the agent's arguments, for an agent whose whole command the
-	// caller gives (Info.CallerCommand: an ACP agent, `--acp-command "opencode
+	// caller gives (adapters.Info.CallerCommand: an ACP agent, `--acp-command "opencode
 	// acp"` is Bin "opencode", Args ["acp"]); a run of any other agent with
 	// Args is refused (invalid_input/bad_request).
 	Args []string
@@ -69,7 +69,7 @@ type Request struct {
 	// (HTTP 401/403); by default hub stops it at the first such retry.
 	NoFailFast bool
 	// Permission is what the agent may do; "" means grant.ReadOnly.
-	// Each adapter maps it onto the CLI's own mechanism (Info.Grants), Run
+	// Each adapter maps it onto the CLI's own mechanism (adapters.Info.Grants), Run
 	// refuses a level the agent cannot be held to before anything starts,
 	// and watches every tool call against it (see Guard).
 	Permission grant.Level

@@ -11,7 +11,7 @@
 // session/prompt, session/cancel, session/close), the sessions of that
 // connection and their running runs, the mapping of hub events onto
 // session/update ([Updates]) and of run.finished onto a stop reason or an
-// error ([Outcome]). It does not own: running agents (package adapters),
+// error ([Outcome]). It does not own: running agents (package hub),
 // the flags and config file that build the template (cmd/hub's `hub acp`),
 // or the ACP client side (hub driving an ACP agent: adapters/acp).
 //

@@ -32,7 +32,7 @@ type Adapter interface {
 
 // RequestChecker is an Adapter that refuses some requests before anything
 // of the run starts, the version probe included: what it refuses does not
-// depend on the binary installed (a --schema the CLI cannot carry). Run
+// depend on the binary installed (a --schema the CLI cannot carry). hub.Run
 // calls it after the grant, before Detect; Command makes the same checks.
 // Errors are *events.Error.
 type RequestChecker interface {
@@ -56,7 +56,7 @@ type Info struct {
 	// ProbeTimeout bounds the version command; 0 means DefaultProbeTimeout.
 	ProbeTimeout time.Duration
 	// ReportsCost says the agent reports its own cost, so hub's price
-	// table (Request.Prices) is not used for it.
+	// table (hub.Request.Prices) is not used for it.
 	ReportsCost bool
 	// RetryLimits says how far Request.AgentRetries reaches for this
 	// agent when hub cannot set the CLI's own retry count: "" when it can;
@@ -89,7 +89,7 @@ type Install struct {
 	Version string // as parsed from its --version output
 }
 
-// Command is the process Run starts for one request.
+// Command is the process hub.Run starts for one request.
 type Command struct {
 	Path string
 	Args []string // not including argv[0]

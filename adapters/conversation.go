@@ -11,7 +11,7 @@ import (
 // Conversation is a Decoder's other half for an agent that hub talks with
 // rather than only listens to: a protocol over the agent's stdin and stdout
 // (the Agent Client Protocol, adapters/acp). When the Decoder that
-// Adapter.NewDecoder returns implements it, Run keeps the agent's stdin
+// Adapter.NewDecoder returns implements it, hub.Run keeps the agent's stdin
 // open as a pipe (Command.Stdin must be nil), hands it to Open once the
 // agent runs, gives Receive every stdout line, and asks Interrupt first
 // when it stops the agent: the supervisor's SIGTERM follows a grace period

@@ -189,7 +189,7 @@ func (p VersionProbe) run(ctx context.Context, path string) (string, error) {
 	exit := sup.Wait()
 	if timedOut {
 		if parent.Err() != nil {
-			// The caller's context (Run maps its own wall-clock limit).
+			// The caller's context (hub.Run maps its own wall-clock limit).
 			return "", events.NewError(events.BinCancelled, events.ReasonCaller,
 				"nothing to do if you meant to stop it; run again to retry", "cancelled while probing %s", path)
 		}

@@ -3,6 +3,6 @@
 // from normalized events and estimates the cost of agents that report only
 // tokens (Codex) from the price table.
 //
-// It is pure: no processes, no clocks of its own. Package adapters enforces
-// the limits; this package only describes and counts them.
+// It is pure: no processes, no clocks of its own. The run engine (package
+// hub) enforces the limits; this package only describes and counts them.
 package budget

@@ -3,6 +3,6 @@
 // encoding hub writes, and the JSON Schema (draft 2020-12) of that encoding.
 //
 // It owns the shapes only. It does not decode any agent's output (package
-// normalize does), spawn processes (package adapters does) or decide limits
+// normalize does), spawn processes (package hub does, through internal/proc) or decide limits
 // (package budget does). It imports nothing from the rest of the project.
 package events

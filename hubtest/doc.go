@@ -1,7 +1,8 @@
-// Package hubtest is test support for code that runs agents through
-// package adapters: hub's own adapter tests, and the tests of programs that
-// wrap hub in Go (as net/http/httptest is for net/http). It imports adapters
-// and registers no adapter: a test imports the adapter it runs.
+// Package hubtest is test support for code that runs agents through hub
+// (package hub's Run, Events and Replay): hub's own adapter tests, and the
+// tests of programs that wrap hub in Go (as net/http/httptest is for
+// net/http). It imports hub and adapters and registers no adapter: a test
+// imports the adapter it runs.
 //
 // It owns, one file per role:
 //

@@ -6,7 +6,7 @@
 // table of HTTP statuses (StatusReason) and one list of network-error phrases
 // (IsNetworkError) that every decoder classifies failures with.
 //
-// It does not frame lines, spawn processes or enforce limits; package adapters
-// feeds it complete lines and applies hub's own causes (timeouts, caller
-// cancellation) before asking a decoder for its outcome.
+// It does not frame lines, spawn processes or enforce limits; the run
+// engine (package hub) feeds it complete lines and applies hub's own causes
+// (timeouts, caller cancellation) before asking a decoder for its outcome.
 package normalize

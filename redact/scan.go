@@ -9,7 +9,7 @@ import (
 // This file finds what a Redactor (redactor.go) redacts in a text: pieces of
 // credential values in any of their forms (needles), and strings shaped
 // like keys whatever the environment holds. Matching runs on the text's
-// view: the text with its escapes decoded (view.go), so that an escape
+// view: the text with its escapes decoded (view, below), so that an escape
 // cannot hide a key from hub while a reader of hub's output decodes it.
 
 // marker replaces each redacted span.

@@ -9,15 +9,15 @@
 // tree only where every path it touches is still as it was (Apply, all or
 // nothing), and removing the sandbox.
 //
-// It does not own running the agent, events or bins: adapters maps its
-// errors (*ConflictError, *ProtectedError) onto invalid_input/conflict and
-// permission_denied/protected_path.
+// It does not own running the agent, events or bins: the run engine
+// (package hub) maps its errors (*ConflictError, *ProtectedError) onto
+// invalid_input/conflict and permission_denied/protected_path.
 //
 // What a sandbox isolates: the agent's working directory is the sandbox,
 // so relative paths and tools that stay under their working directory
 // change only the sandbox. It does not isolate absolute paths outside it:
 // an agent that writes to the original tree by its absolute path, or to
-// $HOME, writes there (the permission levels of adapters are what hold an
+// $HOME, writes there (the permission levels of package grant are what hold an
 // agent to its working directory). In worktree mode the repository's
 // object store, refs and config are shared with the sandbox: a commit the
 // agent makes adds objects to the repository, and a change to a ref, the

@@ -147,7 +147,7 @@ func permissionArgs(level grant.Level, root bool) []string {
 		}
 		return []string{"--permission-mode=bypassPermissions"}
 	}
-	return nil // not reached: Run refuses a level without a grant
+	return nil // not reached: hub.Run refuses a level without a grant
 }
 
 // NewDecoder implements adapters.Adapter.

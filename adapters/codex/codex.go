@@ -4,7 +4,7 @@
 // The npm package installs a Node wrapper (bin/codex.js) that spawns the
 // native codex binary; hub starts the wrapper in its own process group and
 // stops the whole tree (wrapper, native binary, and the tool processes Codex
-// starts in process groups of their own) as package adapters describes.
+// starts in process groups of their own) as package hub describes.
 package codex
 
 import (
@@ -173,7 +173,7 @@ func sandboxArgs(level grant.Level) []string {
 	case grant.Full:
 		return []string{"--sandbox=danger-full-access"}
 	}
-	return nil // not reached: Run refuses a level without a grant
+	return nil // not reached: hub.Run refuses a level without a grant
 }
 
 // NewDecoder implements adapters.Adapter. The decoder's model, which names

@@ -75,7 +75,7 @@ type Progress struct {
 // its details. A request that does not map onto hub's (a bad permission
 // name, an unreadable prices file) is invalid_input/bad_request.
 func (a *Activities) Run(ctx context.Context, req Request) (events.RunFinished, error) {
-	areq, err := req.Adapters()
+	areq, err := req.Hub()
 	if err != nil {
 		fin := events.RunFinished{
 			Error:      events.NewError(events.BinInvalidInput, events.ReasonBadRequest, "fix the request", "%v", err),

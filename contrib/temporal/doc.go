@@ -9,7 +9,8 @@
 // error — type "<bin>/<reason>", non-retryable unless hub says the failure
 // is retryable, retry_after_s as the next retry delay, run.finished as the
 // details. Running the agent, its limits and the kill of its process tree
-// stay in hub's adapters package.
+// stay in hub's run engine
+// (package hub).
 //
 // Cancellation: Temporal delivers an activity's cancellation only to an
 // activity that heartbeats, and only when a heartbeat reaches the server.

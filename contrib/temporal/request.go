@@ -84,10 +84,10 @@ func (l Limits) Budget() budget.Limits {
 	}
 }
 
-// Adapters returns r as hub's library takes it. It reads the files r names
+// Hub returns r as hub's library takes it (a hub.Request). It reads the files r names
 // (PricesFile) and so runs on the worker, in the activity. An error says
 // which field is wrong; the activity reports it as invalid_input/bad_request.
-func (r Request) Adapters() (hub.Request, error) {
+func (r Request) Hub() (hub.Request, error) {
 	perm, err := grant.ParseLevel(orElse(r.Permission, string(grant.ReadOnly)))
 	if err != nil {
 		return hub.Request{}, err

@@ -26,23 +26,23 @@ func TestRequestAdapters(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil || !reflect.DeepEqual(got, in) {
 		t.Fatalf("JSON round trip = %+v (%v), want %+v", got, err, in)
 	}
-	req, err := got.Adapters()
+	req, err := got.Hub()
 	if err != nil {
-		t.Fatalf("Adapters() = %v", err)
+		t.Fatalf("Hub() = %v", err)
 	}
 	want := budget.Limits{Timeout: time.Minute, IdleTimeout: time.Second, MaxCostUSD: 1.5, MaxTokens: 10, MaxTurns: 3, MaxToolSteps: 4, Grace: -1}
 	if req.Agent != "acp" || req.Bin != "opencode" || !reflect.DeepEqual(req.Args, []string{"acp"}) || req.Permission != grant.WorkspaceWrite ||
 		req.Auth != grant.AuthLogin || req.Limits != want || *req.AgentRetries != 2 || req.Schema == nil || req.Sandbox != "copy" || req.Cwd != "/w" {
-		t.Errorf("Adapters() = %+v, want every field mapped", req)
+		t.Errorf("Hub() = %+v, want every field mapped", req)
 	}
-	if req, _ := (Request{Agent: "opencode", Prompt: "p"}).Adapters(); req.Permission != grant.ReadOnly || req.Prices != nil {
-		t.Errorf("Adapters() of a bare request = %+v, want read-only and hub's prices", req)
+	if req, _ := (Request{Agent: "opencode", Prompt: "p"}).Hub(); req.Permission != grant.ReadOnly || req.Prices != nil {
+		t.Errorf("Hub() of a bare request = %+v, want read-only and hub's prices", req)
 	}
 	for _, bad := range []Request{
 		{Permission: "most"}, {Auth: "key"}, {Sandbox: "vm"}, {Limits: Limits{Timeout: -time.Second}},
 		{PricesFile: "/nonexistent"}, {Schema: json.RawMessage(`[]`)}, {AgentRetries: new(-1)},
 	} {
-		if _, err := bad.Adapters(); err == nil {
+		if _, err := bad.Hub(); err == nil {
 			t.Errorf("Adapters(%+v) = nil error, want one", bad)
 		}
 	}

@@ -90,7 +90,7 @@ type Text int
 
 const (
 	// Code is like source code: a newline, tab, quote or backslash (a JSON
-	// escape) every 14 bytes or so, as in Go source (adapters/run.go: one
+	// escape) every 14 bytes or so, as in Go source (stream.go: one
 	// every 13.6 bytes).
 	Code Text = iota
 	// Logs is like a build or test log: a newline every 65 bytes or so and

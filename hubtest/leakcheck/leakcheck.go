@@ -1,7 +1,7 @@
 // Package leakcheck looks for a credential in hub's output in every form a
 // reader could decode it into. It decodes on its own, sharing no code with
-// the redaction it checks, and imports nothing of hub's, so that tests in
-// package adapters can use it too.
+// the redaction it checks, and imports nothing of hub's, so that the tests of
+// the packages it checks (redact, hub, cmd/hub) can use it.
 package leakcheck
 
 import (

@@ -53,7 +53,7 @@ const (
 )
 
 // TestUsage: input excludes cached tokens, the cost is left to hub's meter
-// (unknown here; adapters' TestMeterCodex checks the price), and a second
+// (unknown here; the root package's TestMeterCodex checks the price), and a second
 // report of the running total yields only its growth.
 func TestUsage(t *testing.T) {
 	d := codex.New(codex.Options{Model: "gpt-5.5"})
@@ -90,7 +90,7 @@ func TestUsage(t *testing.T) {
 // TestUnknownModelCost: without a model (or with any model: the decoder
 // has no price table) the cost is null and unknown, and the tokens count.
 // The cost_unknown notice for a model without a price comes from hub's
-// meter (adapters' TestMeterCodex, budget's TestMeterPrice).
+// meter (the root package's TestMeterCodex, budget's TestMeterPrice).
 func TestUnknownModelCost(t *testing.T) {
 	for _, model := range []string{"", "mock-model"} {
 		d := codex.New(codex.Options{Model: model})
@@ -106,7 +106,7 @@ func TestUnknownModelCost(t *testing.T) {
 }
 
 // TestReroute: the warning "model rerouted: a -> b" changes the model of
-// the usage events, by which hub prices them (adapters' TestMeterCodex).
+// the usage events, by which hub prices them (the root package's TestMeterCodex).
 func TestReroute(t *testing.T) {
 	d := codex.New(codex.Options{Model: "mock-model"})
 	bodies := decode(d, started,
