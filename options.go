@@ -26,6 +26,10 @@ type options struct {
 	diffOut func([]byte)
 	tempDir string
 	flush   func() error
+
+	session        *Session // NewSession's: the run is a live session
+	sessionIdle    time.Duration
+	sessionIdleSet bool
 }
 
 func newOptions(opts []Option) options {

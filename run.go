@@ -72,6 +72,7 @@ type runner struct {
 	info   adapters.Info    // the agent's, once looked up
 	grant  grant.Rule       // how the agent is held to req.Permission
 	sb     *sandbox.Sandbox // the run's sandbox (Request.Sandbox), until settle removes it
+	live   *liveDecoder     // a live session's (NewSession), once its agent is found
 }
 
 func newRunner(req Request, sink Sink, o options) *runner {
@@ -154,7 +155,17 @@ func (r *runner) run(ctx context.Context) record {
 	if err, cause := r.openSandbox(ctx); err != nil {
 		return r.notStarted([]string{inst.Path}, inst.Version, err, cause)
 	}
-	spec, err := ad.Command(r.req.adapterRequest(), inst)
+	var spec adapters.Command
+	if s := r.opt.session; s != nil {
+		sr, lv, lerr := s.liveFor(r, ad)
+		if lerr != nil {
+			return r.notStarted([]string{inst.Path}, inst.Version, lerr, nil)
+		}
+		r.live = lv
+		spec, err = sr.SessionCommand(r.req.adapterRequest(), inst)
+	} else {
+		spec, err = ad.Command(r.req.adapterRequest(), inst)
+	}
 	if err != nil {
 		return r.notStarted([]string{inst.Path}, inst.Version, err, nil)
 	}
@@ -162,6 +173,9 @@ func (r *runner) run(ctx context.Context) record {
 	rec, err := r.attempt(ctx, ad, spec, r.req, func(pid int) { r.started(argv, &pid, inst.Version) })
 	if err != nil {
 		return r.notStarted(argv, inst.Version, err, nil)
+	}
+	if r.live != nil {
+		return rec // a session's limits end it: no final-answer resume
 	}
 	if _, ok := r.s.overBy.(toolStepGuard); ok { // not a caller's guard with the same reason
 		rec = r.finalize(ctx, ad, inst, rec)
@@ -239,6 +253,9 @@ func (r *runner) finish(rec record) events.RunFinished {
 	}
 	rf.DurationMS = max(r.opt.clock().Sub(r.start).Milliseconds(), 0)
 	rf = r.s.secrets.Body(rf).(events.RunFinished)
+	if r.live != nil {
+		r.live.finishTurn(rf) // a turn the session's end cut short
+	}
 	r.s.emit(rf)
 	return rf
 }
@@ -272,7 +289,10 @@ func (r *runner) attempt(ctx context.Context, ad adapters.Adapter, spec adapters
 		}
 		env = append(env, "PWD="+cwd)
 	}
-	dec := ad.NewDecoder(req.adapterRequest())
+	var dec normalize.Decoder = r.live
+	if r.live == nil {
+		dec = ad.NewDecoder(req.adapterRequest())
+	}
 	if c, ok := dec.(normalize.Continuer); ok && r.s.dec != nil {
 		c.Continue(r.s.dec) // a resume of this run's session
 	}
@@ -301,6 +321,9 @@ func (r *runner) attempt(ctx context.Context, ad adapters.Adapter, spec adapters
 	conv, _ := dec.(adapters.Conversation)
 	if conv != nil {
 		ps.StdinPipe, ps.Stdin, ps.Interrupt = true, nil, conv.Interrupt
+	}
+	if r.live != nil {
+		ps.Interrupt = nil // a stop of a session stops its process: SIGTERM at once
 	}
 	sup, err := proc.Launch(ps)
 	if errors.Is(err, proc.ErrGuard) {
@@ -342,6 +365,10 @@ func (r *runner) attempt(ctx context.Context, ad adapters.Adapter, spec adapters
 	// lingering.
 	timers := budget.StartTimers(req.Limits, r.began, sup.Stop)
 	defer timers.Stop()
+	if r.live != nil {
+		r.live.attach(lk, timers)
+		r.opt.session.running(r.live)
+	}
 	watchDone := r.watch(ctx, sup)
 	if r.s.sinkErr != nil { // the consumer is gone already
 		sup.Stop(sinkCause{r.s.sinkErr})

@@ -30,6 +30,7 @@ type Timers struct {
 	wall    *time.Timer
 	idle    *time.Timer // nil without an IdleTimeout
 	paused  bool        // idle is not counting (see Pause)
+	held    bool        // idle is not counting: no turn of a session runs (see Hold)
 	linger  *time.Timer // running after a terminal event
 }
 
@@ -67,7 +68,24 @@ func (t *Timers) firing(cause error) func() {
 func (t *Timers) Output() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.idle != nil && !t.paused && !t.stopped {
+	if t.idle != nil && !t.paused && !t.held && !t.stopped {
+		t.idle.Reset(t.lim.IdleTimeout)
+	}
+}
+
+// Hold stops the idle limit (on) while a live session has no turn running:
+// the agent then waits for hub's next prompt and its silence is no stall.
+// Hold(false), at a turn's start, counts it again from now. Pause and
+// Resume do not undo a Hold.
+func (t *Timers) Hold(on bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.held = on
+	switch {
+	case t.idle == nil || t.stopped:
+	case on:
+		t.idle.Stop()
+	case !t.paused:
 		t.idle.Reset(t.lim.IdleTimeout)
 	}
 }
@@ -88,7 +106,7 @@ func (t *Timers) Resume() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.paused = false
-	if t.idle != nil && !t.stopped {
+	if t.idle != nil && !t.held && !t.stopped {
 		t.idle.Reset(t.lim.IdleTimeout)
 	}
 }

@@ -139,3 +139,26 @@ func TestTimersDefaultsAndStop(t *testing.T) {
 		wantFired(t, c2)
 	})
 }
+
+// TestTimersHold: between a session's turns (Hold) the agent's silence is
+// no stall, whatever the read loop's Pause and Resume do meanwhile; the
+// next turn (Hold(false)) counts it again from its start.
+func TestTimersHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &causes{start: time.Now()}
+		tm := budget.StartTimers(budget.Limits{IdleTimeout: 2 * time.Second}, time.Now(), c.fire)
+		defer tm.Stop()
+		time.Sleep(time.Second)
+		tm.Hold(true) // the turn ended at 1 s
+		tm.Pause()    // the read loop hands the last line on
+		tm.Resume()
+		tm.Output()
+		time.Sleep(10 * time.Minute) // nobody sends a prompt
+		wantFired(t, c)
+		tm.Hold(false) // the next turn starts at 10m1s
+		time.Sleep(2*time.Second - time.Nanosecond)
+		wantFired(t, c)
+		time.Sleep(time.Nanosecond)
+		wantFired(t, c, "10m3s "+idle)
+	})
+}

@@ -25,6 +25,11 @@ const (
 	TypeNotice         Type = "notice"
 	TypeFileChanged    Type = "file.changed"
 	TypeRunFinished    Type = "run.finished"
+	// The turns of a live session (hub.NewSession): each turn's events
+	// come between its turn.started and its turn.finished. A one-shot run
+	// has neither.
+	TypeTurnStarted  Type = "turn.started"
+	TypeTurnFinished Type = "turn.finished"
 )
 
 // Body is the type-specific part of an event: one of the structs below.
@@ -114,6 +119,47 @@ type SessionStarted struct {
 	SessionID string   `json:"session_id"`
 	Model     *string  `json:"model"`
 	Tools     []string `json:"tools"`
+	// Mode, in a session of many turns (hub.NewSession), says how hub
+	// holds it: SessionLive (one agent process takes every turn) or
+	// SessionResume (each turn a new process resuming the session: the
+	// CLI or its version cannot hold a live one). "", and absent from the
+	// JSON, in a one-shot run.
+	Mode SessionMode `json:"mode,omitempty"`
+}
+
+// SessionMode is how a session of many turns is held (SessionStarted.Mode).
+type SessionMode string
+
+// The session modes.
+const (
+	SessionLive   SessionMode = "live"
+	SessionResume SessionMode = "resume"
+)
+
+// TurnStarted opens one turn of a session (hub.Session.Send): Turn counts
+// the session's turns from 1.
+type TurnStarted struct {
+	Turn int64 `json:"turn"`
+}
+
+// TurnFinished closes one turn of a session: whether it succeeded (Error
+// says why not, as run.finished's would), its answer Text, its own usage
+// and cost (not the session's running totals, which usage events and
+// run.finished carry), its tool calls and DurationMS, its wall time in
+// milliseconds. Interrupted says the turn was cut short by
+// hub.Session.Interrupt (then OK is false and Error is cancelled/caller)
+// and the session goes on.
+type TurnFinished struct {
+	Turn        int64      `json:"turn"`
+	OK          bool       `json:"ok"`
+	Error       *Error     `json:"error"`
+	Text        string     `json:"text"`
+	DurationMS  int64      `json:"duration_ms"`
+	ToolCalls   int64      `json:"tool_calls"`
+	Usage       Tokens     `json:"usage"`
+	CostUSD     *float64   `json:"cost_usd"`
+	CostSource  CostSource `json:"cost_source"`
+	Interrupted bool       `json:"interrupted,omitempty"`
 }
 
 // TextDelta is a chunk of assistant text as it streams.
@@ -343,3 +389,5 @@ func (Usage) Type() Type          { return TypeUsage }
 func (Notice) Type() Type         { return TypeNotice }
 func (FileChanged) Type() Type    { return TypeFileChanged }
 func (RunFinished) Type() Type    { return TypeRunFinished }
+func (TurnStarted) Type() Type    { return TypeTurnStarted }
+func (TurnFinished) Type() Type   { return TypeTurnFinished }

@@ -48,6 +48,10 @@ type Request struct {
 	// LastUserText is the text of its last user message: the prompt, for
 	// clients that send context messages first (codex).
 	LastUserText string
+	// Answered is how many assistant messages the conversation already
+	// holds: 0 in a session's first model call; a later turn of the same
+	// conversation carries the earlier turns' answers.
+	Answered int
 }
 
 // Server is a running mock model server. Its methods are safe for concurrent
@@ -241,6 +245,7 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 		ToolResult:   c.toolResult != nil,
 		UserText:     c.userText,
 		LastUserText: c.lastUserText,
+		Answered:     c.answered,
 		Tools:        c.toolNames(),
 	}
 	id := s.record(req)

@@ -1,0 +1,182 @@
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+	clnorm "github.com/hubcli/hub/normalize/claude"
+)
+
+var _ adapters.Sessioner = (*Adapter)(nil)
+
+// SessionCommand implements adapters.Sessioner. The argv is Command's with
+// --input-format stream-json and no prompt: each turn is a user message
+// on stdin, and Claude Code answers each with one result line, in one
+// process, until its stdin closes (2.1.328, recorded against mockllm in
+// testdata/live/claude). It prints nothing before the first message.
+func (*Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
+	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--include-partial-messages"}
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	if req.Resume != "" {
+		args = append(args, "--resume="+req.Resume)
+	}
+	args = append(args, permissionArgs(req.Permission.OrDefault(), os.Geteuid() == 0)...)
+	env := []string{"DISABLE_AUTOUPDATER=1"}
+	if req.AgentRetries != nil {
+		env = append(env, fmt.Sprintf("CLAUDE_CODE_MAX_RETRIES=%d", *req.AgentRetries))
+	}
+	return adapters.Command{Path: inst.Path, Args: args, Env: env}, nil
+}
+
+// NewLive implements adapters.Sessioner.
+func (*Adapter) NewLive(req adapters.Request) adapters.Live {
+	return &live{model: req.Model, failFast: !req.NoFailFast}
+}
+
+// live is hub's side of Claude Code's stream-json input:
+//
+//	{"type":"user","message":{"role":"user","content":"…"},"parent_tool_use_id":null,"session_id":""}
+//	{"type":"control_request","request_id":"…","request":{"subtype":"interrupt"}}
+//
+// A turn ends at its result line. Claude Code sends system/init again at
+// every turn, and its result holds both the turn's own usage
+// (model_usage_since_last_result, per model, with costUSD) and the
+// session's running cost (total_cost_usd). An interrupt is answered with a
+// control_response, then the turn's result (subtype
+// error_during_execution, terminal_reason aborted_streaming). A line that
+// is not JSON ends Claude Code at once (exit 1), so every line is
+// marshalled here; a user message sent while a turn runs would be folded
+// into that turn, so hub sends one only after the last result.
+type live struct {
+	model    string
+	failFast bool
+
+	mu    sync.Mutex // the writes on stdin
+	stdin io.WriteCloser
+	ints  int
+
+	lastCost *float64          // total_cost_usd of the last result
+	turn     *normalize.Totals // the running turn's own totals, from its result
+}
+
+func (l *live) Open(stdin io.WriteCloser) { l.stdin = stdin }
+
+func (l *live) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stdin == nil {
+		return io.ErrClosedPipe
+	}
+	_, err = l.stdin.Write(append(b, '\n'))
+	return err
+}
+
+func (l *live) Send(prompt string) error {
+	if len(prompt) > MaxPromptBytes {
+		return adapters.CheckPrompt(Name, prompt, MaxPromptBytes)
+	}
+	return l.write(map[string]any{
+		"type":               "user",
+		"message":            map[string]any{"role": "user", "content": prompt},
+		"parent_tool_use_id": nil,
+		"session_id":         "",
+	})
+}
+
+func (l *live) Interrupt() error {
+	l.mu.Lock()
+	l.ints++
+	id := fmt.Sprintf("hub-interrupt-%d", l.ints)
+	l.mu.Unlock()
+	return l.write(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "interrupt"}})
+}
+
+func (l *live) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stdin != nil {
+		_ = l.stdin.Close()
+		l.stdin = nil
+	}
+}
+
+func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) {
+	switch gjson.GetBytes(line, "type").Str {
+	case "control_response":
+		return dst, true, false
+	case "result":
+		l.turn = turnTotals(gjson.ParseBytes(line), l.lastCost)
+		if c := gjson.GetBytes(line, "total_cost_usd"); c.Type == gjson.Number {
+			v := c.Float()
+			l.lastCost = &v
+		}
+		return dst, false, true
+	}
+	return dst, false, false
+}
+
+// turnTotals are the turn's own usage and cost from its result line: the
+// sum over model_usage_since_last_result's models where the result has
+// it (an interrupted turn's usage is all zero there, its model usage is
+// not), else its usage and the growth of total_cost_usd since prevCost.
+func turnTotals(r gjson.Result, prevCost *float64) *normalize.Totals {
+	t := &normalize.Totals{CostSource: events.CostReported, Turns: r.Get("num_turns").Int()}
+	if mu := r.Get("model_usage_since_last_result"); mu.IsObject() {
+		cost := 0.0
+		known := true
+		mu.ForEach(func(_, m gjson.Result) bool {
+			t.Usage.Input += max(m.Get("inputTokens").Int(), 0)
+			t.Usage.Output += max(m.Get("outputTokens").Int(), 0)
+			t.Usage.CacheRead += max(m.Get("cacheReadInputTokens").Int(), 0)
+			t.Usage.CacheWrite += max(m.Get("cacheCreationInputTokens").Int(), 0)
+			if c := m.Get("costUSD"); c.Type == gjson.Number {
+				cost += c.Float()
+			} else {
+				known = false
+			}
+			return true
+		})
+		if known {
+			t.Usage.CostUSD = &cost
+		} else {
+			t.CostSource = events.CostUnknown
+		}
+		return t
+	}
+	u := r.Get("usage")
+	t.Usage = events.Tokens{Input: max(u.Get("input_tokens").Int(), 0), Output: max(u.Get("output_tokens").Int(), 0),
+		CacheRead: max(u.Get("cache_read_input_tokens").Int(), 0), CacheWrite: max(u.Get("cache_creation_input_tokens").Int(), 0)}
+	if c := r.Get("total_cost_usd"); c.Type == gjson.Number {
+		v := c.Float()
+		if prevCost != nil {
+			v = max(v-*prevCost, 0)
+		}
+		t.Usage.CostUSD = &v
+	} else {
+		t.CostSource = events.CostUnknown
+	}
+	return t
+}
+
+func (l *live) NewTurnDecoder() normalize.Decoder { return clnorm.New(l.model, l.failFast) }
+
+func (l *live) EndTurn(o normalize.Outcome) normalize.Outcome {
+	if l.turn != nil {
+		o.Totals, l.turn = l.turn, nil
+	}
+	return o
+}

@@ -1,0 +1,16 @@
+package claude_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/hubtest"
+)
+
+// TestRealSession runs Claude Code as a live session (hub.NewSession, its
+// stream-json input): three turns in one process, an interrupt and a turn
+// after it, a --max-cost crossed in the second turn (at its result: Claude
+// Code reports cost only there).
+func TestRealSession(t *testing.T) {
+	t.Parallel()
+	hubtest.LiveSessions(t, agent)
+}

@@ -1,0 +1,265 @@
+package hubtest
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubcli/hub"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/mockllm"
+)
+
+// SessionRun is a live session of a real CLI against the mock server,
+// recorded: every event the session's turns and Close gave, in order.
+type SessionRun struct {
+	t      *testing.T
+	env    *Env
+	S      *hub.Session
+	Events []events.Event
+	stream bytes.Buffer
+	enc    *events.Encoder
+	Fin    events.RunFinished
+	closed bool
+}
+
+// StartSession starts a live session of e's CLI (Bin) in e.Work with e.Env
+// and limits (the unset ones filled in by [Unbounded]). It fails t fatally
+// if the session does not start. Close it with [SessionRun.Close].
+func (e *Env) StartSession(t *testing.T, limits budget.Limits, opts ...hub.Option) *SessionRun {
+	t.Helper()
+	bin := Bin(t, e.Agent.Name)
+	Unbounded(t, &limits)
+	req := hub.Request{Agent: e.Agent.Name, Model: e.Agent.Model, Bin: bin, Cwd: e.Work, Env: slices.Clone(e.Env), Limits: limits}
+	s, err := hub.NewSession(t.Context(), req, opts...)
+	if err != nil {
+		t.Fatalf("NewSession: %v", err)
+	}
+	r := &SessionRun{t: t, env: e, S: s}
+	r.enc = events.NewEncoder(&r.stream)
+	t.Cleanup(func() {
+		if !r.closed {
+			r.Close()
+		}
+		if t.Failed() || testing.Verbose() {
+			t.Logf("session events:\n%s", r.stream.Bytes())
+		}
+	})
+	return r
+}
+
+// Turn sends prompt and reads the turn's events to its turn.finished, which
+// it returns. With onEvent, each event is given to it as it comes (to
+// interrupt the turn at the first text, say). It fails t fatally when Send
+// fails.
+func (r *SessionRun) Turn(prompt string, onEvent func(events.Event)) events.TurnFinished {
+	r.t.Helper()
+	var tf *events.TurnFinished
+	for ev, err := range r.S.Send(r.t.Context(), prompt) {
+		if err != nil {
+			r.t.Fatalf("Send(%q): %v", prompt, err)
+		}
+		r.Events = append(r.Events, ev)
+		_ = r.enc.Encode(ev)
+		if onEvent != nil {
+			onEvent(ev)
+		}
+		if f, ok := ev.Body.(events.TurnFinished); ok {
+			tf = &f
+		}
+	}
+	if tf == nil {
+		r.t.Fatalf("turn %q gave no turn.finished", prompt)
+	}
+	return *tf
+}
+
+// Close closes the session and checks what every session must leave: a
+// valid event stream (ValidateStream) and no process of the session alive
+// ([Leftovers]). It returns the run.finished.
+func (r *SessionRun) Close() events.RunFinished {
+	r.t.Helper()
+	r.closed = true
+	r.Fin = r.S.Close()
+	ev := events.Event{Seq: int64(len(r.Events)), Body: r.Fin}
+	if n := len(r.Events); n > 0 {
+		ev.Seq, ev.RunID, ev.Agent, ev.TS = r.Events[n-1].Seq+1, r.Events[n-1].RunID, r.Events[n-1].Agent, r.Events[n-1].TS
+	}
+	r.Events = append(r.Events, ev)
+	_ = r.enc.Encode(ev)
+	if err := ValidateStream(r.stream.Bytes()); err != nil {
+		r.t.Errorf("session event stream invalid: %v", err)
+	}
+	if left := Leftovers(r.env.Dir); len(left) > 0 {
+		r.t.Errorf("processes of the session still alive after Close returned: %v", left)
+	}
+	return r.Fin
+}
+
+// PID is the agent's pid from the session's run.started.
+func (r *SessionRun) PID() int {
+	for _, ev := range r.Events {
+		if rs, ok := ev.Body.(events.RunStarted); ok && rs.PID != nil {
+			return *rs.PID
+		}
+	}
+	return 0
+}
+
+// Count is how many events of type typ the session gave.
+func (r *SessionRun) Count(typ events.Type) int {
+	n := 0
+	for _, ev := range r.Events {
+		if ev.Body.Type() == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// alive reports whether pid runs (and is no zombie).
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// LiveSessions runs a's CLI as a live session (hub.NewSession) against the
+// mock server: three turns in one process, an interrupt then a further
+// turn, and a budget crossed in the second turn. Each checks the files and
+// processes, not only the events.
+func LiveSessions(t *testing.T, a Agent) {
+	t.Run("ThreeTurns", func(t *testing.T) {
+		t.Parallel()
+		e := a.Prepare(t, Setup{})
+		r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute})
+		prompts := []string{"turn one MOCK_ANSWER first-answer", "turn two MOCK_TOOL", "turn three MOCK_ANSWER third-answer"}
+		var pids []int
+		for i, p := range prompts {
+			tf := r.Turn(p, nil)
+			if !tf.OK || tf.Turn != int64(i+1) {
+				t.Errorf("turn %d: turn.finished %+v, want ok and turn %d", i+1, tf, i+1)
+			}
+			if pid := r.PID(); pid == 0 || !alive(pid) {
+				t.Errorf("after turn %d the agent (pid %d) is not running: a live session keeps its process", i+1, pid)
+			} else {
+				pids = append(pids, pid)
+			}
+		}
+		if n := r.Count(events.TypeRunStarted); n != 1 {
+			t.Errorf("%d run.started, want 1: one process for the whole session", n)
+		}
+		if n := r.Count(events.TypeSessionStarted); n != 1 {
+			t.Errorf("%d session.started, want 1", n)
+		}
+		for _, ev := range r.Events {
+			if ss, ok := ev.Body.(events.SessionStarted); ok && ss.Mode != events.SessionLive {
+				t.Errorf("session.started mode %q, want live", ss.Mode)
+			}
+		}
+		// The third turn's model call carries the conversation so far.
+		calls := ModelCalls(e.Server)
+		if len(calls) < 4 {
+			t.Fatalf("%d model calls, want at least 4 (one per turn, two for the tool turn)", len(calls))
+		}
+		last := calls[len(calls)-1]
+		if !strings.Contains(last.UserText, "turn one") || !strings.Contains(last.LastUserText, "turn three") || last.Answered < 2 {
+			t.Errorf("the third turn's model call: first user text %q, last %q, %d answers: want turn one's, turn three's and the earlier answers",
+				last.UserText, last.LastUserText, last.Answered)
+		}
+		fin := r.Close()
+		if !fin.OK {
+			t.Errorf("run.finished %+v, want ok after Close", fin.Error)
+		}
+		if fin.Text != "third-answer" && !strings.Contains(fin.Text, "third-answer") {
+			t.Errorf("run.finished text %q, want the last turn's answer", fin.Text)
+		}
+		for _, pid := range pids {
+			if pid != pids[0] {
+				t.Errorf("the agent's pid changed between turns (%v): one process takes every turn", pids)
+			}
+		}
+		if len(pids) > 0 && alive(pids[0]) {
+			t.Errorf("agent pid %d alive after Close", pids[0])
+		}
+	})
+	t.Run("Interrupt", func(t *testing.T) {
+		t.Parallel()
+		e := a.Prepare(t, Setup{})
+		r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute})
+		asked := false
+		tf := r.Turn("a long answer "+string(mockllm.Stall), func(ev events.Event) {
+			if _, ok := ev.Body.(events.TextDelta); ok && !asked {
+				asked = true
+				if err := r.S.Interrupt(); err != nil {
+					t.Errorf("Interrupt: %v", err)
+				}
+			}
+		})
+		if !asked {
+			t.Fatalf("the stalled turn streamed no text to interrupt at")
+		}
+		if tf.OK || !tf.Interrupted || tf.Error == nil || tf.Error.Bin != events.BinCancelled {
+			t.Errorf("interrupted turn.finished %+v, want interrupted, cancelled/caller", tf)
+		}
+		pid := r.PID()
+		if !alive(pid) {
+			t.Fatalf("the agent (pid %d) exited at the interrupt: the session must go on", pid)
+		}
+		tf = r.Turn("after the interrupt MOCK_ANSWER still-here", nil)
+		if !tf.OK || !strings.Contains(tf.Text, "still-here") {
+			t.Errorf("turn after the interrupt: %+v, want ok with the answer", tf)
+		}
+		if n := r.Count(events.TypeRunStarted); n != 1 {
+			t.Errorf("%d run.started: the interrupt must not restart the agent", n)
+		}
+		if fin := r.Close(); !fin.OK {
+			t.Errorf("run.finished %+v, want ok", fin.Error)
+		}
+	})
+	t.Run("BudgetInSecondTurn", func(t *testing.T) {
+		t.Parallel()
+		e := a.Prepare(t, Setup{})
+		// The first turn costs a fraction of a cent; the second's big usage
+		// dollars: the session's --max-cost is crossed in turn 2.
+		r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute, MaxCostUSD: 0.5})
+		if tf := r.Turn("cheap MOCK_TEXT", nil); !tf.OK {
+			t.Fatalf("turn 1: %+v, want ok under the budget", tf)
+		}
+		pid := r.PID()
+		tf := r.Turn("expensive "+string(mockllm.BigUsage), nil)
+		if tf.OK || tf.Error == nil || tf.Error.Bin != events.BinBudgetExceeded || tf.Error.Reason != events.ReasonCost {
+			t.Errorf("turn 2: %+v, want budget_exceeded/cost", tf)
+		}
+		for _, err := range collect(r.S.Send(t.Context(), "one more MOCK_TEXT")) {
+			if err == nil {
+				t.Errorf("a turn after the session's budget ran out was accepted")
+			}
+		}
+		fin := r.Close()
+		if fin.OK || fin.Error == nil || fin.Error.Bin != events.BinBudgetExceeded {
+			t.Errorf("run.finished %+v, want budget_exceeded", fin.Error)
+		}
+		if pid != 0 && alive(pid) {
+			t.Errorf("agent pid %d alive after the budget stop", pid)
+		}
+	})
+}
+
+// collect returns the errors of a sequence.
+func collect(seq func(func(events.Event, error) bool)) []error {
+	var errs []error
+	seq(func(_ events.Event, err error) bool {
+		errs = append(errs, err)
+		return true
+	})
+	return errs
+}

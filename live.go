@@ -1,0 +1,399 @@
+package hub
+
+import (
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
+)
+
+// liveDecoder is the decoder of a live session's one agent process (see
+// Session): it gives each turn's lines to a decoder of their own
+// (adapters.Live.NewTurnDecoder), turns the line that ends a turn into a
+// turn.finished with that turn's outcome, usage and cost, and holds the
+// session's limits at each turn's end. It is the process's Conversation
+// too: the session writes on the agent's stdin through the Live.
+//
+// Decode, Status and Outcome run on the run's goroutine; the session's
+// methods (send, interrupt, close) on the caller's, holding the run's lock
+// (lk) while they emit.
+type liveDecoder struct {
+	live adapters.Live
+	r    *runner
+
+	mu      sync.Mutex
+	lk      *runLock       // the run's lock, once the agent runs
+	timers  *budget.Timers // the run's time limits, once the agent runs
+	opened  bool
+	stdinUp bool // stdin is open: more turns may come
+
+	// Of the run's goroutine only:
+	inner     normalize.Decoder
+	ix        *normalize.Index
+	first     bool // no turn has ended yet: the meter counts from zero
+	sessionID string
+	model     *string
+	announced bool // session.started was sent
+	lastText  string
+	totals    *normalize.Totals // the sum of the turns' own totals, while every turn had them
+	allTotals bool
+	abort     *events.Error // a session limit crossed at a turn's end
+
+	// Shared, under mu:
+	turn        int64     // the turn running or last run; 0 before the first
+	running     bool      // a turn has started and not ended
+	interrupted bool      // Interrupt was asked in the running turn
+	began       time.Time // the running turn's start, by the run's clock
+	startUsage  events.Tokens
+	startTools  int64
+	startSet    bool // startUsage and startTools are the running turn's
+	closed      bool // the session's stdin was closed
+}
+
+func newLiveDecoder(r *runner, live adapters.Live) *liveDecoder {
+	return &liveDecoder{r: r, live: live, inner: live.NewTurnDecoder(), first: true, allTotals: true}
+}
+
+var (
+	_ normalize.Decoder     = (*liveDecoder)(nil)
+	_ normalize.Indexed     = (*liveDecoder)(nil)
+	_ adapters.Conversation = (*liveDecoder)(nil)
+)
+
+// UseIndex implements normalize.Indexed, for every turn's decoder.
+func (d *liveDecoder) UseIndex(x *normalize.Index) {
+	d.ix = x
+	if in, ok := d.inner.(normalize.Indexed); ok {
+		in.UseIndex(x)
+	}
+}
+
+// attach is called by the run once the agent runs, before any of its lines
+// is read: the run's lock and time limits. The idle limit waits for the
+// first turn.
+func (d *liveDecoder) attach(lk *runLock, t *budget.Timers) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.lk, d.timers = lk, t
+	if !d.running {
+		t.Hold(true)
+	}
+}
+
+// Open implements adapters.Conversation.
+func (d *liveDecoder) Open(stdin io.WriteCloser) {
+	d.live.Open(stdin)
+	d.mu.Lock()
+	d.opened, d.stdinUp = true, true
+	d.mu.Unlock()
+}
+
+// Receive implements adapters.Conversation: Decode sees every line first.
+func (d *liveDecoder) Receive([]byte) {}
+
+// Interrupt implements adapters.Conversation. A stop of the run (a limit,
+// the caller's cancel) is not a turn's interrupt: the supervisor sends its
+// SIGTERM at once.
+func (d *liveDecoder) Interrupt() bool { return false }
+
+// Close implements adapters.Conversation: the agent has exited. It takes
+// the run's lock (the run's goroutine no longer holds it), so that a send
+// under way emits its turn.started before the run's end is decided and none
+// starts after.
+func (d *liveDecoder) Close() {
+	if d.lk != nil && !d.lk.held {
+		d.lk.mu.Lock()
+		defer d.lk.mu.Unlock()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stdinUp {
+		d.stdinUp = false
+		d.live.Close()
+	}
+}
+
+// send starts turn n with prompt: turn.started goes out under the run's
+// lock, then the prompt goes to the agent. The error is errSessionClosed
+// when no turn can start.
+func (d *liveDecoder) send(n int64, prompt string) error {
+	d.mu.Lock()
+	lk := d.lk
+	d.mu.Unlock()
+	if lk == nil {
+		return errSessionClosed
+	}
+	lk.mu.Lock()
+	d.mu.Lock()
+	// The run's lock held: the stream's state is this goroutine's to read.
+	if !d.opened || !d.stdinUp || d.closed || d.abort != nil || d.r.s.over != nil || d.r.s.sinkErr != nil {
+		d.mu.Unlock()
+		lk.mu.Unlock()
+		return errSessionClosed
+	}
+	d.turn, d.running, d.interrupted, d.startSet = n, true, false, false
+	d.began = d.r.opt.clock()
+	t := d.timers
+	d.mu.Unlock()
+	d.r.s.emit(events.TurnStarted{Turn: n})
+	lk.mu.Unlock()
+	t.Hold(false)
+	// Not under the run's lock: a large prompt fills the pipe, and the
+	// agent reads it only while hub reads what it writes.
+	// An agent that cannot take it (its stdin gone) is dying: its run's
+	// end ends the turn (finishTurn) and says why.
+	_ = d.live.Send(prompt)
+	return nil
+}
+
+// interrupt asks the agent to stop the running turn.
+func (d *liveDecoder) interrupt() error {
+	d.mu.Lock()
+	if !d.running || !d.stdinUp {
+		d.mu.Unlock()
+		return nil
+	}
+	d.interrupted = true
+	d.mu.Unlock()
+	return d.live.Interrupt()
+}
+
+// close closes the agent's stdin: the CLI exits once the running turn (if
+// any) is over.
+func (d *liveDecoder) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if d.stdinUp {
+		d.stdinUp = false
+		d.live.Close()
+	}
+}
+
+// turnOpen reports the running turn, if any.
+func (d *liveDecoder) turnOpen() (n int64, open bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.turn, d.running
+}
+
+// Decode implements normalize.Decoder.
+func (d *liveDecoder) Decode(dst []events.Body, line []byte) []events.Body {
+	d.mu.Lock()
+	if d.running && !d.startSet {
+		// The turn's first line: the meter goes on from the turns before
+		// (each turn's decoder counts from zero).
+		if !d.first {
+			d.r.s.meter.Continue()
+		}
+		d.startUsage, _, _, d.startTools = d.r.s.meter.Totals()
+		d.startSet = true
+	}
+	d.mu.Unlock()
+	start := len(dst)
+	dst, own, end := d.live.Line(dst, line)
+	if !own {
+		dst = d.inner.Decode(dst, line)
+	}
+	// session.started once, marked live: Claude Code sends its init again
+	// at every turn.
+	out := dst[:start]
+	for _, b := range dst[start:] {
+		if ss, ok := b.(events.SessionStarted); ok {
+			if d.announced {
+				continue
+			}
+			d.announced = true
+			ss.Mode = events.SessionLive
+			if d.sessionID == "" {
+				d.sessionID = ss.SessionID
+			}
+			d.model = ss.Model
+			b = ss
+		}
+		out = append(out, b)
+	}
+	dst = out
+	if end {
+		dst = d.endTurn(dst)
+	}
+	return dst
+}
+
+// endTurn ends the running turn: its outcome as its decoder decides it,
+// the turn.finished, and a fresh decoder for the next.
+func (d *liveDecoder) endTurn(dst []events.Body) []events.Body {
+	zero := 0
+	o := d.live.EndTurn(d.inner.Outcome(normalize.End{ExitCode: &zero}))
+	d.mu.Lock()
+	n, interrupted, began, startUsage, startTools := d.turn, d.interrupted, d.began, d.startUsage, d.startTools
+	d.running, d.first = false, false
+	t := d.timers
+	d.mu.Unlock()
+	if t != nil {
+		t.Hold(true)
+	}
+	if o.SessionID != "" && d.sessionID == "" {
+		d.sessionID = o.SessionID
+	}
+	if o.Text != "" {
+		d.lastText = o.Text
+	}
+	usage, source, _, tools := d.r.s.meter.Totals()
+	tf := events.TurnFinished{Turn: n, OK: o.OK, Error: o.Error, Text: o.Text, ToolCalls: max(tools-startTools, 0),
+		DurationMS: max(d.r.opt.clock().Sub(began).Milliseconds(), 0), CostSource: source}
+	tf.Usage = usage.Add(negate(startUsage))
+	tf.Usage.CostUSD = subCost(usage.CostUSD, startUsage.CostUSD)
+	if ts := o.Totals; ts != nil {
+		tf.Usage, tf.CostSource = ts.Usage, ts.CostSource
+		d.totals = addTotals(d.totals, ts)
+	} else {
+		d.allTotals = false
+	}
+	tf.CostUSD = tf.Usage.CostUSD
+	if tf.CostUSD == nil {
+		tf.CostSource = events.CostUnknown
+	}
+	if interrupted {
+		tf.OK, tf.Interrupted = false, true
+		tf.Error = events.NewError(events.BinCancelled, events.ReasonCaller,
+			"send the next prompt to go on in the same session", "the turn was interrupted at the caller's request")
+	}
+	// The session's limits on what the agent reported at the turn's end
+	// (Claude Code's cost comes only with its result): the turn that
+	// crosses one fails with it, and the session ends.
+	if d.allTotals && d.totals != nil && d.abort == nil {
+		if over := budget.ExceededTotals(d.r.req.Limits, d.totals.Usage, 0, d.r.s.meter.Steps()); over != nil {
+			d.abort = over
+			tf.OK, tf.Error = false, over
+		}
+	}
+	if tf.OK {
+		tf.Error = nil
+	} else if tf.Error == nil {
+		tf.Error = events.NewError(events.BinAgentFailed, events.ReasonErrorEvent, "see the turn's events", "the turn ended without an answer")
+	}
+	dst = append(dst, tf)
+	d.inner = d.live.NewTurnDecoder()
+	if in, ok := d.inner.(normalize.Indexed); ok && d.ix != nil {
+		in.UseIndex(d.ix)
+	}
+	return dst
+}
+
+// addTotals returns a + b (a nil: b): counts added, the cost known only
+// when both are, reported only when both were.
+func addTotals(a, b *normalize.Totals) *normalize.Totals {
+	if a == nil {
+		c := *b
+		return &c
+	}
+	t := normalize.Totals{Usage: a.Usage.Add(b.Usage), CostSource: a.CostSource, Turns: a.Turns + b.Turns}
+	if b.CostSource != a.CostSource || t.Usage.CostUSD == nil {
+		t.CostSource = events.CostUnknown
+	}
+	return &t
+}
+
+// negate returns -t's counts (the cost is left out).
+func negate(t events.Tokens) events.Tokens {
+	return events.Tokens{Input: -t.Input, Output: -t.Output, CacheRead: -t.CacheRead, CacheWrite: -t.CacheWrite, Reasoning: -t.Reasoning}
+}
+
+// subCost is a - b, nil when a is unknown; b unknown counts as 0.
+func subCost(a, b *float64) *float64 {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	if b != nil {
+		c -= *b
+	}
+	return &c
+}
+
+// Status implements normalize.Decoder: a live session's process has no
+// terminal event until its stdin is closed and no turn runs; a session
+// limit crossed at a turn's end, or the turn decoder's own abort, stops it.
+func (d *liveDecoder) Status() normalize.Status {
+	st := d.inner.Status()
+	d.mu.Lock()
+	st.Terminal = d.closed && !d.running
+	d.mu.Unlock()
+	if d.abort != nil {
+		st.Abort = d.abort
+	}
+	return st
+}
+
+// Outcome implements normalize.Decoder: how the session's process ended.
+// A turn still running decides it (the agent died or was stopped in it);
+// else a process that exited on its own after hub closed its stdin ended
+// the session well, and any other end is the agent's failure.
+func (d *liveDecoder) Outcome(end normalize.End) normalize.Outcome {
+	d.mu.Lock()
+	running, closed := d.running, d.closed
+	d.mu.Unlock()
+	var o normalize.Outcome
+	switch {
+	case running:
+		o = d.inner.Outcome(end)
+		if o.OK {
+			o.OK, o.Error = false, events.NewError(events.BinProtocol, events.ReasonUnexpectedExit,
+				"run the session again; report it if it recurs", "the agent exited in the middle of a turn")
+		}
+	case closed && end.ExitCode != nil && *end.ExitCode == 0:
+		o = normalize.Outcome{OK: true, Text: d.lastText}
+	case closed && end.Stopped:
+		o = normalize.Outcome{OK: true, Text: d.lastText} // hub's own cause decides
+	default:
+		o = normalize.Outcome{Error: events.NewError(events.BinAgentFailed, events.ReasonCrashed,
+			"start a new session (resume it with its session_id)", "the agent's process ended between turns (%s)", exitWords(end))}
+	}
+	if o.SessionID == "" {
+		o.SessionID = d.sessionID
+	}
+	if o.Text == "" {
+		o.Text = d.lastText
+	}
+	if d.allTotals && d.totals != nil && !running {
+		o.Totals = d.totals
+	}
+	return o
+}
+
+// exitWords says how a process ended, for a message.
+func exitWords(end normalize.End) string {
+	switch {
+	case end.Signal != "":
+		return "killed by " + end.Signal
+	case end.ExitCode != nil:
+		return "exit status " + strconv.Itoa(*end.ExitCode)
+	}
+	return "no exit status"
+}
+
+// finishTurn ends a turn still running when the session's run ends (the
+// agent died or was stopped in it) with the session's verdict: the
+// turn's reader gets its turn.finished before the run.finished.
+func (d *liveDecoder) finishTurn(rf events.RunFinished) {
+	d.mu.Lock()
+	n, running, began := d.turn, d.running, d.began
+	d.running = false
+	d.mu.Unlock()
+	if !running {
+		return
+	}
+	tf := events.TurnFinished{Turn: n, OK: false, Error: rf.Error, Text: rf.Text, CostSource: events.CostUnknown,
+		DurationMS: max(d.r.opt.clock().Sub(began).Milliseconds(), 0)}
+	if tf.Error == nil {
+		tf.Error = events.NewError(events.BinProtocol, events.ReasonUnexpectedExit,
+			"run the session again; report it if it recurs", "the session ended in the middle of the turn")
+	}
+	d.r.s.emit(tf)
+}

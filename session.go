@@ -1,0 +1,398 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+)
+
+// DefaultSessionIdle is how long a session waits for its next prompt before
+// it ends itself (WithSessionIdle): 10 minutes.
+const DefaultSessionIdle = 10 * time.Minute
+
+// maxQueued bounds the events a session holds for a consumer that has not
+// read them: the run waits (as a one-shot run waits for a slow Sink) once
+// this many are queued while a turn is being read.
+const maxQueued = 4096
+
+var (
+	// ErrTurnRunning is Send's error while another turn of the session
+	// runs: a session takes one turn at a time.
+	ErrTurnRunning = errors.New("hub: a turn of this session is still running; read its events to its turn.finished (or Interrupt it) first")
+	// ErrSessionClosed is Send's error once the session ended: Close was
+	// called, or the agent's process ended (Close returns its run.finished,
+	// which says why).
+	ErrSessionClosed = errors.New("hub: the session has ended")
+	errSessionClosed = ErrSessionClosed
+	errSessionIdle   = errors.New("hub: the session waited longer than its idle limit (WithSessionIdle) for a prompt")
+)
+
+// Session is a live session: many turns with one agent, in one agent
+// process where the CLI can hold one (adapters.Sessioner: Claude Code's
+// stream-json input, pi's RPC mode), its process tree held, limited and
+// killed as a run's (SPEC §5). Its events form one hub.event/v1 stream, as
+// a run's: run.started once, session.started (with mode "live"), then each
+// turn's events between a turn.started and a turn.finished, and one
+// run.finished at the end with the session's totals. The limits of the
+// Request hold for the whole session (--timeout, --max-cost, tokens,
+// turns, tool steps); the idle limit counts only while a turn runs.
+//
+// A Session is safe for concurrent use, but takes one turn at a time.
+type Session struct {
+	req  Request
+	idle time.Duration
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []events.Event
+	fin     *events.RunFinished // the run.finished, once queued
+	lv      *liveDecoder        // the agent process's decoder, once it runs
+	turn    int64               // the last turn sent
+	busy    bool                // a turn was sent and its turn.finished not read
+	skip    int64               // a turn whose remaining events nobody reads
+	closing bool
+	idleT   *time.Timer
+	ready   chan struct{} // closed once the agent runs or the run ended
+	done    chan struct{} // closed once the run returned
+	cancel  context.CancelCauseFunc
+}
+
+// WithSessionIdle sets how long a Session waits for its next prompt before
+// it ends itself, as Close does (DefaultSessionIdle when not given; 0 or
+// less: never).
+func WithSessionIdle(d time.Duration) Option {
+	return func(o *options) { o.sessionIdle, o.sessionIdleSet = d, true }
+}
+
+// NewSession starts a live session of req's agent and returns once the
+// agent's process runs. req.Prompt must be "": the prompts are the turns
+// (Send). The ctx governs the whole session: cancelling it stops the
+// agent's tree as it stops a run's, and the session ends cancelled/caller.
+//
+// Errors are *events.Error: the agent cannot hold a live session
+// (invalid_input/bad_request, before anything starts: hub does not run a
+// weaker session in its place), a request a session cannot carry yet
+// (--schema, --sandbox), or whatever kept the agent from starting (the
+// bins of a run that never started: not_installed, permission_denied, …).
+func NewSession(ctx context.Context, req Request, opts ...Option) (*Session, error) {
+	if err := checkSessionRequest(req); err != nil {
+		return nil, err
+	}
+	o := newOptions(opts)
+	s := &Session{req: req, idle: DefaultSessionIdle, ready: make(chan struct{}), done: make(chan struct{})}
+	if o.sessionIdleSet {
+		s.idle = o.sessionIdle
+	}
+	s.cond = sync.NewCond(&s.mu)
+	o.session = s
+	sctx, cancel := context.WithCancelCause(ctx)
+	s.cancel = cancel
+	go func() {
+		defer close(s.done)
+		defer cancel(nil)
+		r := newRunner(req, s.sink, o)
+		defer r.closeSandbox(false)
+		r.finish(r.settle(sctx, r.run(sctx)))
+	}()
+	select {
+	case <-s.ready:
+	case <-s.done:
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fin != nil && s.lv == nil {
+		// It never ran: the run.finished says why.
+		if e := s.fin.Error; e != nil {
+			return nil, e
+		}
+		return nil, events.NewError(events.BinInternal, "", "report it", "the session's agent did not start")
+	}
+	s.armIdle()
+	return s, nil
+}
+
+// checkSessionRequest refuses what a session cannot carry, before anything
+// starts.
+func checkSessionRequest(req Request) *events.Error {
+	why := ""
+	switch {
+	case req.Prompt != "":
+		why = "a session's prompts are its turns: pass them to Session.Send, not in Request.Prompt"
+	case req.Schema != nil:
+		why = "--schema is checked per run, not yet per turn of a session: run each structured question with hub.Run"
+	case req.Sandbox != "":
+		why = "a sandbox is made and applied per run, not yet per session: run sandboxed work with hub.Run"
+	}
+	if why == "" {
+		return nil
+	}
+	return events.NewError(events.BinInvalidInput, events.ReasonBadRequest, "use hub.Run for it", "%s", why)
+}
+
+// liveFor makes the session's agent process live for ad, or refuses it.
+func (s *Session) liveFor(r *runner, ad adapters.Adapter) (adapters.Sessioner, *liveDecoder, *events.Error) {
+	sr, ok := ad.(adapters.Sessioner)
+	if !ok {
+		return nil, nil, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"run each prompt with hub.Run, resuming the last run's session_id (--resume)",
+			"%s cannot hold a live session through hub yet (one process for many turns), and hub does not pretend it can", ad.Name())
+	}
+	return sr, newLiveDecoder(r, sr.NewLive(r.req.adapterRequest())), nil
+}
+
+// running is called by the run once the agent runs, the live decoder
+// attached: NewSession returns.
+func (s *Session) running(lv *liveDecoder) {
+	s.mu.Lock()
+	s.lv = lv
+	s.mu.Unlock()
+	close(s.ready)
+}
+
+// sink queues the run's events for the turns' readers. It waits while the
+// queue is full and a turn is being read; between turns (nobody reads)
+// only hub's own notices, which are capped, come.
+func (s *Session) sink(ev events.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.queue) >= maxQueued && s.busy && s.fin == nil {
+		s.cond.Wait()
+	}
+	s.queue = append(s.queue, ev)
+	if rf, ok := ev.Body.(events.RunFinished); ok {
+		s.fin = &rf
+		if s.idleT != nil {
+			s.idleT.Stop()
+		}
+		select {
+		case <-s.ready:
+		default:
+			if s.lv == nil {
+				close(s.ready)
+			}
+		}
+	}
+	s.cond.Broadcast()
+	return nil
+}
+
+// armIdle (under mu) starts the wait for the next prompt.
+func (s *Session) armIdle() {
+	if s.idle <= 0 || s.fin != nil {
+		return
+	}
+	if s.idleT != nil {
+		s.idleT.Stop()
+	}
+	s.idleT = time.AfterFunc(s.idle, func() { s.end(errSessionIdle) })
+}
+
+// Send sends prompt as the session's next turn and returns its events: the
+// turn.started, the events of the turn, and its turn.finished, which ends
+// the sequence. Events of the session that came before (run.started,
+// session.started, notices between turns) come first. Should the agent's
+// process end in the turn, the turn.finished says why, and the session's
+// run.finished is left for Close.
+//
+// Cancelling ctx interrupts the turn (as Interrupt); leaving the loop
+// before the turn.finished interrupts it too, and its remaining events are
+// dropped. The error of the sequence is ErrTurnRunning while another turn
+// runs, ErrSessionClosed once the session ended, or the agent's failure to
+// take the prompt; it is the only element then.
+func (s *Session) Send(ctx context.Context, prompt string) iter.Seq2[events.Event, error] {
+	return func(yield func(events.Event, error) bool) {
+		n, err := s.start(prompt)
+		if err != nil {
+			yield(events.Event{}, err)
+			return
+		}
+		stop := context.AfterFunc(ctx, func() { _ = s.Interrupt() })
+		defer stop()
+		for {
+			ev, ok := s.next()
+			if !ok {
+				return // the run ended without the turn's end: cannot happen (finish sends it)
+			}
+			tf, last := ev.Body.(events.TurnFinished)
+			last = last && tf.Turn == n
+			if last {
+				s.turnRead()
+			}
+			if !yield(ev, nil) {
+				if !last {
+					s.abandon(n)
+				}
+				return
+			}
+			if last {
+				return
+			}
+		}
+	}
+}
+
+// start sends turn prompt: it waits for the end of a turn left unread, then
+// writes the prompt.
+func (s *Session) start(prompt string) (int64, error) {
+	if prompt == "" {
+		return 0, events.NewError(events.BinInvalidInput, events.ReasonBadRequest, "pass a prompt", "empty prompt")
+	}
+	s.mu.Lock()
+	for s.skip != 0 && s.fin == nil {
+		s.drainSkipped()
+		if s.skip != 0 {
+			s.cond.Wait()
+		}
+	}
+	switch {
+	case s.fin != nil || s.closing:
+		s.mu.Unlock()
+		return 0, ErrSessionClosed
+	case s.busy:
+		s.mu.Unlock()
+		return 0, ErrTurnRunning
+	}
+	s.busy = true
+	s.turn++
+	n, lv := s.turn, s.lv
+	if s.idleT != nil {
+		s.idleT.Stop()
+	}
+	s.mu.Unlock()
+	if err := lv.send(n, prompt); err != nil {
+		s.mu.Lock()
+		s.busy = false
+		s.turn--
+		s.mu.Unlock()
+		return 0, ErrSessionClosed
+	}
+	return n, nil
+}
+
+// next returns the next queued event, waiting for one; false once the
+// queue holds only the run.finished (left for Close).
+func (s *Session) next() (events.Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		if len(s.queue) > 0 {
+			if _, last := s.queue[0].Body.(events.RunFinished); !last {
+				ev := s.queue[0]
+				s.queue = s.queue[1:]
+				s.cond.Broadcast()
+				return ev, true
+			}
+			return events.Event{}, false
+		}
+		if s.fin != nil {
+			return events.Event{}, false
+		}
+		s.cond.Wait()
+	}
+}
+
+// turnRead marks the running turn's end read: the next Send may go.
+func (s *Session) turnRead() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.busy = false
+	s.armIdle()
+	s.cond.Broadcast()
+}
+
+// abandon drops what is left of turn n, which nobody reads, and interrupts
+// it.
+func (s *Session) abandon(n int64) {
+	s.mu.Lock()
+	s.skip = n
+	s.drainSkipped()
+	s.mu.Unlock()
+	_ = s.Interrupt()
+}
+
+// drainSkipped (under mu) drops the queued events of the skipped turn, up
+// to its turn.finished.
+func (s *Session) drainSkipped() {
+	for len(s.queue) > 0 && s.skip != 0 {
+		ev := s.queue[0]
+		if _, last := ev.Body.(events.RunFinished); last {
+			return
+		}
+		s.queue = s.queue[1:]
+		if tf, ok := ev.Body.(events.TurnFinished); ok && tf.Turn == s.skip {
+			s.skip, s.busy = 0, false
+			s.armIdle()
+		}
+	}
+	s.cond.Broadcast()
+}
+
+// Interrupt asks the agent to stop the running turn and keep the session
+// (Claude Code's interrupt, pi's abort): the turn ends with a turn.finished
+// marked interrupted, and the next Send goes on in the same process. With
+// no turn running it does nothing.
+func (s *Session) Interrupt() error {
+	s.mu.Lock()
+	lv := s.lv
+	s.mu.Unlock()
+	if lv == nil {
+		return nil
+	}
+	return lv.interrupt()
+}
+
+// Close ends the session: it closes the agent's stdin (a running turn is
+// interrupted first), waits for the agent to exit, at most the grace
+// period (Limits.GraceOrDefault) before its tree is stopped as a run's,
+// and returns the session's run.finished with the session's totals. Events
+// no turn read are dropped. Close may be called more than once; each call
+// returns the same run.finished.
+func (s *Session) Close() events.RunFinished {
+	s.end(nil)
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = nil
+	s.cond.Broadcast()
+	return *s.fin
+}
+
+// end closes the session's stdin and, should the agent not exit within the
+// grace period, stops the run with cause (nil: the caller closed it).
+func (s *Session) end(cause error) {
+	s.mu.Lock()
+	if s.closing || s.fin != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.closing = true
+	lv, busy := s.lv, s.busy
+	if s.idleT != nil {
+		s.idleT.Stop()
+	}
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	if lv != nil {
+		if busy {
+			_ = lv.interrupt()
+		}
+		lv.close()
+	}
+	go func() {
+		t := time.NewTimer(s.req.Limits.GraceOrDefault())
+		defer t.Stop()
+		select {
+		case <-s.done:
+		case <-t.C:
+			if cause == nil {
+				cause = errSessionClosed
+			}
+			s.cancel(cause)
+		}
+	}()
+}
