@@ -175,6 +175,13 @@ func (d *liveDecoder) close() {
 	}
 }
 
+// turnRunning reports whether a turn runs.
+func (d *liveDecoder) turnRunning() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.running
+}
+
 // turnOpen reports the running turn, if any.
 func (d *liveDecoder) turnOpen() (n int64, open bool) {
 	d.mu.Lock()
@@ -199,6 +206,9 @@ func (d *liveDecoder) Decode(dst []events.Body, line []byte) []events.Body {
 	dst, own, end := d.live.Line(dst, line)
 	if !own {
 		dst = d.inner.Decode(dst, line)
+		// The turn's decoder knows its terminal event as it knows a run's
+		// (pi's last agent_end, after any auto-retry).
+		end = end || d.turnRunning() && d.inner.Status().Terminal
 	}
 	// session.started once, marked live: Claude Code sends its init again
 	// at every turn.
@@ -383,7 +393,7 @@ func exitWords(end normalize.End) string {
 // turn's reader gets its turn.finished before the run.finished.
 func (d *liveDecoder) finishTurn(rf events.RunFinished) {
 	d.mu.Lock()
-	n, running, began := d.turn, d.running, d.began
+	n, running, began, startUsage, startTools, startSet := d.turn, d.running, d.began, d.startUsage, d.startTools, d.startSet
 	d.running = false
 	d.mu.Unlock()
 	if !running {
@@ -391,6 +401,15 @@ func (d *liveDecoder) finishTurn(rf events.RunFinished) {
 	}
 	tf := events.TurnFinished{Turn: n, OK: false, Error: rf.Error, Text: rf.Text, CostSource: events.CostUnknown,
 		DurationMS: max(d.r.opt.clock().Sub(began).Milliseconds(), 0)}
+	if startSet {
+		// What the meter saw of the turn until it was cut short.
+		usage, source, _, tools := d.r.s.meter.Totals()
+		tf.Usage, tf.ToolCalls = usage.Add(negate(startUsage)), max(tools-startTools, 0)
+		tf.Usage.CostUSD = subCost(usage.CostUSD, startUsage.CostUSD)
+		if tf.CostUSD = tf.Usage.CostUSD; tf.CostUSD != nil {
+			tf.CostSource = source
+		}
+	}
 	if tf.Error == nil {
 		tf.Error = events.NewError(events.BinProtocol, events.ReasonUnexpectedExit,
 			"run the session again; report it if it recurs", "the session ended in the middle of the turn")

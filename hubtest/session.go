@@ -1,8 +1,14 @@
 package hubtest
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,6 +143,14 @@ func alive(pid int) bool {
 // turn, and a budget crossed in the second turn. Each checks the files and
 // processes, not only the events.
 func LiveSessions(t *testing.T, a Agent) {
+	t.Run("HubKilled", func(t *testing.T) {
+		if cfg := os.Getenv(sessionChildEnv); cfg != "" {
+			sessionChild(t, a, cfg)
+			return
+		}
+		t.Parallel()
+		hubKilled(t, a)
+	})
 	t.Run("ThreeTurns", func(t *testing.T) {
 		t.Parallel()
 		e := a.Prepare(t, Setup{})
@@ -252,6 +266,105 @@ func LiveSessions(t *testing.T, a Agent) {
 			t.Errorf("agent pid %d alive after the budget stop", pid)
 		}
 	})
+}
+
+// sessionChildEnv, in the environment of this test binary run again by
+// hubKilled, holds the session the child is to start (childConfig, JSON).
+const sessionChildEnv = "HUBTEST_SESSION_CHILD"
+
+// childConfig is what the child of hubKilled runs: a's CLI in the parent's
+// Env, against the parent's mock server.
+type childConfig struct {
+	Bin, Work string
+	Env       []string
+}
+
+// childReady is the line the child prints once its session's first turn
+// ended, with the agent's pid.
+const childReady = "HUBTEST-SESSION-READY "
+
+// hubKilled runs this test binary again as a child that holds a live
+// session (sessionChild), SIGKILLs it once the session's first turn is
+// over, and checks that every process of the session is gone within the
+// grace period and hub.StopWait (the guard sees its parent die and stops
+// the tree), with twice that as the margin of a busy machine.
+func hubKilled(t *testing.T, a Agent) {
+	e := a.Prepare(t, Setup{})
+	cfg, err := json.Marshal(childConfig{Bin: Bin(t, a.Name), Work: e.Work, Env: e.Env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run []string
+	for _, part := range strings.Split(t.Name(), "/") {
+		run = append(run, "^"+regexp.QuoteMeta(part)+"$")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run="+strings.Join(run, "/"), "-test.v", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), sessionChildEnv+"="+string(cfg))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log, stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	agentPID := 0
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		log.WriteString(line + "\n")
+		if rest, ok := strings.CutPrefix(line, childReady); ok {
+			agentPID, _ = strconv.Atoi(strings.TrimSpace(rest))
+			break
+		}
+	}
+	if agentPID == 0 || !alive(agentPID) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the child's session did not get through its first turn:\n%s\n%s", log.String(), stderr.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	killed := time.Now()
+	bound := 2 * (budget.Limits{}.GraceOrDefault() + hub.StopWait)
+	for left := Leftovers(e.Dir); len(left) > 0; left = Leftovers(e.Dir) {
+		if time.Since(killed) > bound {
+			t.Fatalf("processes of the session still alive %s after hub was SIGKILLed: %v (agent pid %d)", bound, left, agentPID)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// sessionChild is the child of hubKilled: it starts the session cfg says,
+// takes one turn, prints childReady and the agent's pid, and waits to be
+// killed.
+func sessionChild(t *testing.T, a Agent, cfg string) {
+	var c childConfig
+	if err := json.Unmarshal([]byte(cfg), &c); err != nil {
+		t.Fatal(err)
+	}
+	req := hub.Request{Agent: a.Name, Model: a.Model, Bin: c.Bin, Cwd: c.Work, Env: c.Env,
+		Limits: budget.Limits{Timeout: 5 * time.Minute, Linger: 5 * time.Minute}}
+	s, err := hub.NewSession(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	for ev, err := range s.Send(t.Context(), "before the kill MOCK_TEXT") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs, ok := ev.Body.(events.RunStarted); ok && rs.PID != nil {
+			pid = *rs.PID
+		}
+	}
+	fmt.Printf("%s%d\n", childReady, pid)
+	time.Sleep(5 * time.Minute) // until the parent SIGKILLs this process
 }
 
 // collect returns the errors of a sequence.

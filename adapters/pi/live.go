@@ -1,0 +1,159 @@
+package pi
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/normalize"
+	pinorm "github.com/hubcli/hub/normalize/pi"
+)
+
+var _ adapters.Sessioner = (*Adapter)(nil)
+
+// SessionCommand implements adapters.Sessioner. The argv is Command's with
+// --mode rpc in place of --print --mode json, and no prompt: pi then reads
+// commands on stdin, one JSON object a line, and answers each prompt with
+// its agent events, the turn ending at agent_end, in one process until its
+// stdin closes (0.73.1, recorded against mockllm in testdata/live/pi; its
+// docs/rpc.md).
+func (*Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
+	args := []string{"--mode", "rpc"}
+	if provider, model, ok := strings.Cut(req.Model, "/"); ok {
+		if provider == "" || model == "" {
+			return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadModel,
+				"pass --model provider/model, e.g. anthropic/claude-haiku-4-5 (`pi --list-models`)",
+				"--model %q: want provider/model with both parts", req.Model)
+		}
+		args = append(args, "--provider", provider, "--model", model)
+	} else if req.Model != "" {
+		args = append(args, "--model", req.Model)
+	}
+	if req.Resume != "" {
+		if !sessionID.MatchString(req.Resume) {
+			return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadSession,
+				"pass the session_id of an earlier pi run (run.finished.session_id)",
+				"--resume %q is not a whole pi session id (a UUID)", req.Resume)
+		}
+		args = append(args, "--session", req.Resume)
+	}
+	level := req.Permission.OrDefault()
+	toolFlags, err := toolArgs(level)
+	if err != nil {
+		return adapters.Command{}, err
+	}
+	if level != grant.Full {
+		toolFlags = append(toolFlags, sessionDirArgs(req)...)
+	}
+	return adapters.Command{Path: inst.Path, Args: append(args, toolFlags...)}, nil
+}
+
+// NewLive implements adapters.Sessioner.
+func (*Adapter) NewLive(req adapters.Request) adapters.Live {
+	return &live{model: req.Model, failFast: !req.NoFailFast}
+}
+
+// live is hub's side of pi's RPC mode:
+//
+//	{"id":"hub-1","type":"prompt","message":"…"}   → {"id":"hub-1","type":"response","command":"prompt","success":true}, then the agent events
+//	{"type":"abort"}                               → the turn's message_end (stopReason aborted), agent_end, then {"type":"response","command":"abort",…}
+//	{"id":"hub-session","type":"get_session_stats"} → its sessionId
+//
+// pi prints no session header in RPC mode: the session id comes from
+// get_session_stats, asked at once. A prompt pi refuses (success false: it
+// is still busy) ends the turn with pi's error. pi splits its stdin on
+// "\n" only (JSON escapes U+2028), and exits at once when stdin closes,
+// even in a turn (hub closes it only at the session's end).
+type live struct {
+	model    string
+	failFast bool
+
+	mu    sync.Mutex
+	stdin io.WriteCloser
+	n     int
+
+	refused string // the running turn's prompt was refused: pi's error
+}
+
+func (l *live) Open(stdin io.WriteCloser) {
+	l.stdin = stdin
+	_ = l.write(map[string]any{"id": "hub-session", "type": "get_session_stats"})
+}
+
+func (l *live) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stdin == nil {
+		return io.ErrClosedPipe
+	}
+	_, err = l.stdin.Write(append(b, '\n'))
+	return err
+}
+
+func (l *live) Send(prompt string) error {
+	if len(prompt) > MaxPromptBytes {
+		return adapters.CheckPrompt(Name, prompt, MaxPromptBytes)
+	}
+	l.mu.Lock()
+	l.n++
+	id := fmt.Sprintf("hub-%d", l.n)
+	l.mu.Unlock()
+	return l.write(map[string]any{"id": id, "type": "prompt", "message": prompt})
+}
+
+func (l *live) Interrupt() error { return l.write(map[string]any{"type": "abort"}) }
+
+func (l *live) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stdin != nil {
+		_ = l.stdin.Close()
+		l.stdin = nil
+	}
+}
+
+func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) {
+	if gjson.GetBytes(line, "type").Str != "response" {
+		return dst, false, false
+	}
+	r := gjson.ParseBytes(line)
+	switch r.Get("command").Str {
+	case "get_session_stats":
+		if id := r.Get("data.sessionId").Str; id != "" && r.Get("id").Str == "hub-session" {
+			var model *string
+			if l.model != "" {
+				m := l.model
+				model = &m
+			}
+			dst = append(dst, events.SessionStarted{SessionID: id, Model: model})
+		}
+	case "prompt":
+		if !r.Get("success").Bool() {
+			l.refused = r.Get("error").Str
+			return dst, true, true
+		}
+	}
+	return dst, true, false
+}
+
+func (l *live) NewTurnDecoder() normalize.Decoder { return pinorm.New(l.model, l.failFast) }
+
+func (l *live) EndTurn(o normalize.Outcome) normalize.Outcome {
+	if l.refused != "" {
+		o = normalize.Outcome{Error: events.NewError(events.BinProtocol, events.ReasonMalformed,
+			"send the next prompt once the last turn ended", "pi refused the prompt: %s", normalize.Shorten(l.refused, 500))}
+		l.refused = ""
+	}
+	return o
+}

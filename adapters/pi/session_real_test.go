@@ -1,0 +1,16 @@
+package pi_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/hubtest"
+)
+
+// TestRealSession runs pi as a live session (hub.NewSession, its RPC
+// mode): three turns in one process, an abort and a turn after it, a
+// --max-cost crossed in the second turn (at the model call's usage: pi
+// prices each call).
+func TestRealSession(t *testing.T) {
+	t.Parallel()
+	hubtest.LiveSessions(t, agent)
+}
