@@ -7,6 +7,7 @@ import (
 
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/normalize"
 )
 
 // Option sets one of the runner's own knobs for Run, Events or Replay: how
@@ -30,6 +31,11 @@ type options struct {
 	session        *Session // NewSession's: the run is a live session
 	sessionIdle    time.Duration
 	sessionIdleSet bool
+	// A session held by resuming: the decoder of its last turn's run, for
+	// the next run's to go on from (normalize.Continuer: Codex reports a
+	// resumed session's running total), and where a run leaves its own.
+	prevDec normalize.Decoder
+	lastDec *normalize.Decoder
 }
 
 func newOptions(opts []Option) options {

@@ -56,7 +56,11 @@ type Sink func(events.Event) error
 func Run(ctx context.Context, req Request, sink Sink, opts ...Option) events.RunFinished {
 	r := newRunner(req, sink, newOptions(opts))
 	defer r.closeSandbox(false) // a panic's way out: the sandbox goes too
-	return r.finish(r.settle(ctx, r.run(ctx)))
+	rf := r.finish(r.settle(ctx, r.run(ctx)))
+	if r.opt.lastDec != nil {
+		*r.opt.lastDec = r.s.dec
+	}
+	return rf
 }
 
 // runner is one run: its request, options and event stream. Its methods run
@@ -77,6 +81,7 @@ type runner struct {
 
 func newRunner(req Request, sink Sink, o options) *runner {
 	r := &runner{req: req, opt: o, s: newStream(req.Agent, o, sink), began: time.Now()}
+	r.s.dec = o.prevDec // a session's turn goes on from the last turn's decoder (see attempt)
 	r.start = o.clock()
 	return r
 }

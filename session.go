@@ -3,7 +3,9 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +59,7 @@ type Session struct {
 	skip    int64               // a turn whose remaining events nobody reads
 	closing bool
 	idleT   *time.Timer
+	rs      *resumed      // a session held by resuming (the agent is no adapters.Sessioner); nil when live
 	ready   chan struct{} // closed once the agent runs or the run ended
 	done    chan struct{} // closed once the run returned
 	cancel  context.CancelCauseFunc
@@ -84,6 +87,14 @@ func NewSession(ctx context.Context, req Request, opts ...Option) (*Session, err
 		return nil, err
 	}
 	o := newOptions(opts)
+	ad, err := adapters.Lookup(req.Agent)
+	if err != nil {
+		return nil, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			fmt.Sprintf("use one of: %s", strings.Join(adapters.Names(), ", ")), "%v", err)
+	}
+	if _, live := ad.(adapters.Sessioner); !live {
+		return newResumed(ctx, req, o, opts), nil
+	}
 	s := &Session{req: req, idle: DefaultSessionIdle, ready: make(chan struct{}), done: make(chan struct{})}
 	if o.sessionIdleSet {
 		s.idle = o.sessionIdle
@@ -257,11 +268,20 @@ func (s *Session) start(prompt string) (int64, error) {
 		s.mu.Unlock()
 		return 0, ErrTurnRunning
 	}
+	if s.rs != nil && s.rs.failed != nil {
+		s.mu.Unlock()
+		return 0, ErrSessionClosed
+	}
 	s.busy = true
 	s.turn++
 	n, lv := s.turn, s.lv
 	if s.idleT != nil {
 		s.idleT.Stop()
+	}
+	if s.rs != nil {
+		s.startResumed(n, prompt)
+		s.mu.Unlock()
+		return n, nil
 	}
 	s.mu.Unlock()
 	if err := lv.send(n, prompt); err != nil {
@@ -338,6 +358,11 @@ func (s *Session) drainSkipped() {
 // no turn running it does nothing.
 func (s *Session) Interrupt() error {
 	s.mu.Lock()
+	if s.rs != nil {
+		s.interruptResumed()
+		s.mu.Unlock()
+		return nil
+	}
 	lv := s.lv
 	s.mu.Unlock()
 	if lv == nil {
@@ -372,11 +397,19 @@ func (s *Session) end(cause error) {
 	}
 	s.closing = true
 	lv, busy := s.lv, s.busy
+	s.busy = false // nobody reads the rest: the run must not wait for a reader (sink)
 	if s.idleT != nil {
 		s.idleT.Stop()
 	}
 	s.cond.Broadcast()
 	s.mu.Unlock()
+	if s.rs != nil {
+		if cause == nil {
+			cause = errSessionClosed
+		}
+		go s.finishResumed(cause)
+		return
+	}
 	if lv != nil {
 		if busy {
 			_ = lv.interrupt()

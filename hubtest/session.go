@@ -376,3 +376,54 @@ func collect(seq func(func(events.Event, error) bool)) []error {
 	})
 	return errs
 }
+
+// ResumedSessions runs a's CLI, which cannot hold a live session through
+// hub, as a session held by resuming (hub.NewSession's fallback): three
+// turns, each a process of its own resuming the last, announced as mode
+// "resume", the third model call carrying the earlier turns; and a turn
+// interrupted (its process stopped) with the session going on after it.
+func ResumedSessions(t *testing.T, a Agent) {
+	t.Run("ThreeTurns", func(t *testing.T) {
+		t.Parallel()
+		e := a.Prepare(t, Setup{})
+		r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute})
+		for i, p := range []string{"turn one MOCK_ANSWER first-answer", "turn two MOCK_ANSWER second-answer", "turn three MOCK_ANSWER third-answer"} {
+			if tf := r.Turn(p, nil); !tf.OK || tf.Turn != int64(i+1) {
+				t.Errorf("turn %d: turn.finished %+v, want ok", i+1, tf)
+			}
+		}
+		if n := r.Count(events.TypeRunStarted); n != 1 {
+			t.Errorf("%d run.started, want 1 in the session's stream", n)
+		}
+		for _, ev := range r.Events {
+			if ss, ok := ev.Body.(events.SessionStarted); ok && ss.Mode != events.SessionResume {
+				t.Errorf("session.started mode %q, want resume: hub must not claim a live session", ss.Mode)
+			}
+		}
+		calls := ModelCalls(e.Server)
+		if len(calls) < 3 {
+			t.Fatalf("%d model calls, want 3", len(calls))
+		}
+		last := calls[len(calls)-1]
+		if !strings.Contains(last.LastUserText, "turn three") || last.Answered < 2 {
+			t.Errorf("the third turn's model call: last user text %q, %d answers: want turn three's prompt after the earlier answers (the session resumed)", last.LastUserText, last.Answered)
+		}
+		// Each turn's own usage, not the session's running total (Codex
+		// reports the latter on a resume): the three turns are alike.
+		var turns []events.TurnFinished
+		for _, ev := range r.Events {
+			if tf, ok := ev.Body.(events.TurnFinished); ok {
+				turns = append(turns, tf)
+			}
+		}
+		for _, tf := range turns[1:] {
+			if tf.Usage.Output != turns[0].Usage.Output {
+				t.Errorf("turn %d output tokens %d, turn 1's %d: a turn reports its own usage", tf.Turn, tf.Usage.Output, turns[0].Usage.Output)
+			}
+		}
+		fin := r.Close()
+		if !fin.OK || fin.SessionID == nil || !strings.Contains(fin.Text, "third-answer") {
+			t.Errorf("run.finished ok=%v error=%+v session=%v text=%q, want ok with the session id and the last answer", fin.OK, fin.Error, fin.SessionID, fin.Text)
+		}
+	})
+}
