@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -237,6 +239,82 @@ func LiveSessions(t *testing.T, a Agent) {
 		}
 		if fin := r.Close(); !fin.OK {
 			t.Errorf("run.finished %+v, want ok", fin.Error)
+		}
+	})
+	t.Run("BadInput", func(t *testing.T) {
+		t.Parallel()
+		e := a.Prepare(t, Setup{})
+		r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute})
+		// A prompt while a turn runs is refused, and the turn goes on.
+		var second []error
+		tf := r.Turn("a long answer "+string(mockllm.Stall), func(ev events.Event) {
+			if _, ok := ev.Body.(events.TextDelta); ok && second == nil {
+				second = collect(r.S.Send(t.Context(), "meanwhile MOCK_TEXT"))
+				_ = r.S.Interrupt()
+			}
+		})
+		if len(second) != 1 || !errors.Is(second[0], hub.ErrTurnRunning) {
+			t.Errorf("Send during a turn gave %v, want only hub.ErrTurnRunning", second)
+		}
+		if !tf.Interrupted {
+			t.Errorf("turn.finished %+v, want the interrupted turn", tf)
+		}
+		// The agent dies between turns: the session ends, and says why.
+		pid := r.PID()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range collect(r.S.Send(t.Context(), "after the crash MOCK_TEXT")) {
+			if err != nil && !errors.Is(err, hub.ErrSessionClosed) {
+				t.Errorf("Send after the agent died: %v, want hub.ErrSessionClosed or a failed turn", err)
+			}
+		}
+		fin := r.Close()
+		if fin.OK || fin.Error == nil {
+			t.Errorf("run.finished ok after the agent was killed between turns")
+		}
+		if errs := collect(r.S.Send(t.Context(), "after Close MOCK_TEXT")); len(errs) != 1 || !errors.Is(errs[0], hub.ErrSessionClosed) {
+			t.Errorf("Send after Close gave %v, want only hub.ErrSessionClosed", errs)
+		}
+		if again := r.S.Close(); again.OK != fin.OK || again.DurationMS != fin.DurationMS {
+			t.Errorf("a second Close gave another run.finished")
+		}
+	})
+	t.Run("TurnHangs", func(t *testing.T) {
+		t.Parallel()
+		e := a.Prepare(t, Setup{})
+		// The agent's own idle limit for a first attempt (Agent.IdleTimeout):
+		// the first turn includes the CLI's start.
+		idle := a.IdleTimeout
+		if idle == 0 {
+			idle = 5 * time.Second
+		}
+		lim := budget.Limits{IdleTimeout: idle, Grace: time.Second}
+		r := e.StartSession(t, lim)
+		if tf := r.Turn("quick MOCK_TEXT", nil); !tf.OK {
+			t.Fatalf("turn 1: %+v", tf)
+		}
+		// Between turns the agent's silence is no stall: wait past the
+		// idle limit before the next prompt.
+		time.Sleep(lim.IdleTimeout + time.Second)
+		pid := r.PID()
+		if !alive(pid) {
+			t.Fatalf("the session's agent was stopped while no turn ran")
+		}
+		start := time.Now()
+		tf := r.Turn("never answered "+string(mockllm.Hang), nil)
+		took := time.Since(start)
+		if tf.OK || tf.Error == nil || tf.Error.Bin != events.BinTimeout || tf.Error.Reason != events.ReasonIdle {
+			t.Errorf("hung turn: %+v, want timeout/idle", tf)
+		}
+		if max := lim.IdleTimeout + lim.Grace + hub.StopWait; took > max+lim.IdleTimeout {
+			t.Errorf("the hung turn ended after %s, want about the idle limit (+ grace + StopWait = %s)", took, max)
+		}
+		if fin := r.Close(); fin.Error == nil || fin.Error.Bin != events.BinTimeout {
+			t.Errorf("run.finished %+v, want timeout/idle", fin.Error)
+		}
+		if alive(pid) {
+			t.Errorf("agent pid %d alive after the idle stop", pid)
 		}
 	})
 	t.Run("BudgetInSecondTurn", func(t *testing.T) {
