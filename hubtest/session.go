@@ -505,3 +505,78 @@ func ResumedSessions(t *testing.T, a Agent) {
 		}
 	})
 }
+
+// SessionLatency measures, when HUB_BENCH_SESSION names a number of pairs
+// (it skips otherwise: a measurement, not a check), the time from sending a
+// follow-up prompt to the turn's first event from the agent (its first
+// event after turn.started), in a live session (hub.NewSession) and in a
+// fresh run resuming the same session (hub.Run with Resume: today's
+// follow-up), alternated, and logs the medians and the CPU model.
+//
+//	HUB_BENCH_SESSION=10 go test -run TestSessionLatency -v ./adapters/claude ./adapters/pi
+func SessionLatency(t *testing.T, a Agent) {
+	n, _ := strconv.Atoi(os.Getenv("HUB_BENCH_SESSION"))
+	if n <= 0 {
+		t.Skip("a measurement: set HUB_BENCH_SESSION=<pairs>")
+	}
+	e := a.Prepare(t, Setup{})
+	r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute})
+	r.Turn("warm up MOCK_TEXT", nil)
+	var sid string
+	for _, ev := range r.Events {
+		if ss, ok := ev.Body.(events.SessionStarted); ok {
+			sid = ss.SessionID
+		}
+	}
+	var live, resume []time.Duration
+	for range n {
+		var first time.Duration
+		start := time.Now()
+		r.Turn("follow-up MOCK_TEXT", func(ev events.Event) {
+			switch ev.Body.(type) {
+			case events.TurnStarted:
+			default:
+				if first == 0 {
+					first = time.Since(start)
+				}
+			}
+		})
+		live = append(live, first)
+		first = 0
+		start = time.Now()
+		req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Cwd: e.Work, Env: slices.Clone(e.Env),
+			Prompt: "follow-up MOCK_TEXT", Resume: sid}
+		fin := hub.Run(t.Context(), req, func(ev events.Event) error {
+			switch ev.Body.(type) {
+			case events.RunStarted, events.Notice:
+			default:
+				if first == 0 {
+					first = time.Since(start)
+				}
+			}
+			return nil
+		})
+		if !fin.OK {
+			t.Fatalf("resumed run: %+v", fin.Error)
+		}
+		resume = append(resume, first)
+	}
+	med := func(d []time.Duration) time.Duration {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	t.Logf("%s, %d pairs alternated, on %s: Send to the turn's first agent event: live session median %s (min %s, max %s); fresh run resuming the session: median %s (min %s, max %s)",
+		a.Name, n, cpuModel(), med(live), slices.Min(live), slices.Max(live), med(resume), slices.Min(resume), slices.Max(resume))
+}
+
+// cpuModel is /proc/cpuinfo's first model name.
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}

@@ -14,3 +14,7 @@ func TestRealSession(t *testing.T) {
 	t.Parallel()
 	hubtest.LiveSessions(t, agent)
 }
+
+// TestSessionLatency is a measurement (HUB_BENCH_SESSION=<pairs>): a
+// follow-up turn in a live session against a fresh run resuming it.
+func TestSessionLatency(t *testing.T) { hubtest.SessionLatency(t, agent) }
