@@ -53,6 +53,7 @@ type Session struct {
 	cond    *sync.Cond
 	queue   []events.Event
 	fin     *events.RunFinished // the run.finished, once queued
+	finEv   events.Event        // its event
 	lv      *liveDecoder        // the agent process's decoder, once it runs
 	turn    int64               // the last turn sent
 	busy    bool                // a turn was sent and its turn.finished not read
@@ -176,7 +177,7 @@ func (s *Session) sink(ev events.Event) error {
 	}
 	s.queue = append(s.queue, ev)
 	if rf, ok := ev.Body.(events.RunFinished); ok {
-		s.fin = &rf
+		s.fin, s.finEv = &rf, ev
 		if s.idleT != nil {
 			s.idleT.Stop()
 		}
@@ -428,4 +429,13 @@ func (s *Session) end(cause error) {
 			s.cancel(cause)
 		}
 	}()
+}
+
+// Finished returns the session's run.finished as the last event of its
+// stream (seq, ts, run id), once the session has ended (false before).
+// Close returns the same body.
+func (s *Session) Finished() (events.Event, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finEv, s.fin != nil
 }

@@ -248,6 +248,6 @@ func (s *Session) finishResumed(cause error) {
 		rs.started = true
 	}
 	s.emitResumed(rf)
-	s.fin = &rf
+	s.fin, s.finEv = &rf, s.queue[len(s.queue)-1]
 	close(s.done)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -53,14 +54,20 @@ var ErrUnknownAgent = fmt.Errorf("acpserver: unknown agent")
 
 // Serve serves one ACP connection as an agent: it reads the client's
 // JSON-RPC messages from in and writes its own to out (one JSON object a
-// line; out receives nothing else). Each session/prompt of a session runs
-// one hub run of cfg.Request (see Config), streams its events back as
-// session/update notifications (see Updates), and answers with a stop
-// reason or a JSON-RPC error (see Outcome). Within a session, one prompt
+// line; out receives nothing else). Each ACP session keeps one hub
+// session of cfg.Request's agent (hub.NewSession: one agent process for
+// every prompt where the CLI can hold a live session, else a process a
+// prompt resuming the last), started at its first prompt; each
+// session/prompt is one turn of it (a request with a sandbox or a schema:
+// one hub run of its own), streams its events back as session/update
+// notifications (see Updates), and answers with a stop reason or a
+// JSON-RPC error (see Outcome). Within a session, one prompt
 // runs at a time: a second one while the first runs is refused (JSON-RPC
-// invalid request); sessions run at once. session/cancel stops the
-// session's running run (its agent's process tree is stopped as for any
-// cancelled run) and its prompt answers stop reason cancelled; a
+// invalid request); sessions run at once. session/cancel interrupts the
+// session's running turn and keeps its agent (a run of its own is stopped,
+// its process tree with it), and the prompt answers stop reason cancelled;
+// an agent whose process ended between prompts is started again at the
+// next one, resuming its session, and told in the turn's first update; a
 // $/cancel_request of the prompt's request is not honoured (the SDK uses
 // the same signal when a second prompt comes in, which hub refuses
 // instead).
@@ -132,8 +139,25 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 	}
 	s.mu.Lock()
 	s.closed = true // no run starts after this
+	lives := map[acp.SessionId]*hub.Session{}
+	for id, sess := range s.sessions {
+		if sess.live != nil {
+			lives[id] = sess.live
+		}
+	}
 	s.mu.Unlock()
 	s.runs.Wait()
+	// The sessions' agents: each ends as its session's ctx (base) did.
+	var wg sync.WaitGroup
+	for id, l := range lives {
+		wg.Go(func() {
+			l.Close()
+			if ev, ok := l.Finished(); ok && s.cfg.Events != nil {
+				s.cfg.Events(string(id), ev)
+			}
+		})
+	}
+	wg.Wait()
 	return err
 }
 
@@ -155,7 +179,12 @@ type server struct {
 type session struct {
 	cwd    string                  // "" for the template's
 	resume string                  // the agent's session id to resume; "" for a new one
-	cancel context.CancelCauseFunc // the running run's, nil when idle
+	cancel context.CancelCauseFunc // the running prompt's, nil when idle
+	// live is the session's agent, kept between prompts (hub.NewSession:
+	// one process for every prompt where the CLI can, else one a prompt
+	// resuming the last); nil before the first prompt and after its
+	// process ended.
+	live *hub.Session
 }
 
 var _ acp.Agent = (*server)(nil)
@@ -246,6 +275,14 @@ func (s *server) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptRespo
 	s.runs.Add(1)
 	s.mu.Unlock()
 	defer s.runs.Done()
+	if req.Schema == nil && req.Sandbox == "" {
+		defer func() {
+			s.mu.Lock()
+			sess.cancel = nil
+			s.mu.Unlock()
+		}()
+		return s.promptLive(runCtx, p.SessionId, sess, req)
+	}
 
 	var u Updates
 	fin := hub.Run(runCtx, req, func(ev events.Event) error {
@@ -275,6 +312,114 @@ func (s *server) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptRespo
 	return acp.PromptResponse{StopReason: stop, Usage: usage(fin.Usage)}, nil
 }
 
+// promptLive sends the prompt as the next turn of the ACP session's agent
+// (hub.NewSession, started at the session's first prompt): a follow-up
+// prompt goes into the same process where the CLI can hold a session.
+// session/cancel (runCtx's cancel) interrupts the turn and keeps the
+// agent. An agent whose process ended since the last prompt (it crashed,
+// or a limit stopped it) is started again, resuming the session, and the
+// client is told so in the turn's first update.
+func (s *server) promptLive(runCtx context.Context, id acp.SessionId, sess *session, req hub.Request) (acp.PromptResponse, error) {
+	text := req.Prompt
+	req.Prompt = ""
+	s.mu.Lock()
+	live := sess.live
+	s.mu.Unlock()
+	var restarted string
+	for attempt := 0; ; attempt++ {
+		if live == nil {
+			l, err := hub.NewSession(s.base, req, s.cfg.Options...)
+			if err != nil {
+				e, ok := err.(*events.Error)
+				if !ok {
+					e = events.NewError(events.BinInternal, "", "report it", "%v", err)
+				}
+				stop, rerr := Outcome(events.RunFinished{Error: e})
+				if rerr != nil {
+					return acp.PromptResponse{}, rerr
+				}
+				return acp.PromptResponse{StopReason: stop}, nil
+			}
+			live = l
+			s.mu.Lock()
+			sess.live = l
+			s.mu.Unlock()
+		}
+		tf, err := s.turn(runCtx, id, sess, live, text, restarted)
+		if !errors.Is(err, hub.ErrSessionClosed) || attempt > 0 {
+			if err != nil {
+				return acp.PromptResponse{}, acp.NewInternalError(map[string]any{"error": err.Error()})
+			}
+			stop, rerr := Outcome(events.RunFinished{OK: tf.OK, Error: tf.Error, Text: tf.Text, Usage: tf.Usage, CostUSD: tf.CostUSD, CostSource: tf.CostSource})
+			if rerr != nil {
+				return acp.PromptResponse{}, rerr
+			}
+			return acp.PromptResponse{StopReason: stop, Usage: usage(tf.Usage)}, nil
+		}
+		// The agent's process ended since the last prompt: its
+		// run.finished says why; start it again, resuming the session.
+		fin := live.Close()
+		if ev, ok := live.Finished(); ok && s.cfg.Events != nil {
+			s.cfg.Events(string(id), ev)
+		}
+		why := "its process had ended"
+		if fin.Error != nil {
+			why = fmt.Sprintf("its process had ended (%s/%s: %s)", fin.Error.Bin, fin.Error.Reason, fin.Error.Message)
+		}
+		restarted = fmt.Sprintf("hub: the agent was started again, resuming its session: %s.\n", why)
+		s.mu.Lock()
+		if fin.SessionID != nil && *fin.SessionID != "" {
+			sess.resume = *fin.SessionID
+		}
+		req.Resume = sess.resume
+		sess.live = nil
+		s.mu.Unlock()
+		live = nil
+		if runCtx.Err() != nil {
+			return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		}
+	}
+}
+
+// turn runs one turn of live and streams its events as session/updates,
+// notice first when the agent was restarted for it. It returns the turn's
+// turn.finished, or Send's error (no turn ran).
+func (s *server) turn(ctx context.Context, id acp.SessionId, sess *session, live *hub.Session, text, notice string) (events.TurnFinished, error) {
+	var u Updates
+	var tf *events.TurnFinished
+	for ev, err := range live.Send(ctx, text) {
+		if err != nil {
+			return events.TurnFinished{}, err
+		}
+		if s.cfg.Events != nil {
+			s.cfg.Events(string(id), ev)
+		}
+		switch b := ev.Body.(type) {
+		case events.SessionStarted:
+			s.mu.Lock()
+			if b.SessionID != "" {
+				sess.resume = b.SessionID
+			}
+			s.mu.Unlock()
+		case events.TurnStarted:
+			if notice != "" {
+				_ = s.conn.SessionUpdate(context.Background(), acp.SessionNotification{SessionId: id, Update: acp.UpdateAgentMessageText(notice)})
+			}
+		case events.TurnFinished:
+			tf = &b
+		}
+		for _, up := range u.Next(ev) {
+			if err := s.conn.SessionUpdate(context.Background(), acp.SessionNotification{SessionId: id, Update: up}); err != nil {
+				_ = live.Interrupt() // the client is gone
+			}
+		}
+	}
+	if tf == nil {
+		return events.TurnFinished{}, fmt.Errorf("the turn ended without its turn.finished")
+	}
+	return *tf, nil
+}
+
 // Cancel stops the session's running run, if any: its prompt then answers
 // stop reason cancelled once the run has ended.
 func (s *server) Cancel(_ context.Context, p acp.CancelNotification) error {
@@ -299,6 +444,17 @@ func (s *server) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp
 		sess.cancel(errCancelled)
 	}
 	delete(s.sessions, p.SessionId)
+	if l := sess.live; l != nil && !s.closed {
+		// The agent's process goes with the session; Serve waits for it.
+		s.runs.Add(1)
+		go func() {
+			defer s.runs.Done()
+			l.Close()
+			if ev, ok := l.Finished(); ok && s.cfg.Events != nil {
+				s.cfg.Events(string(p.SessionId), ev)
+			}
+		}()
+	}
 	return acp.CloseSessionResponse{}, nil
 }
 

@@ -302,13 +302,17 @@ func hasEvent(c *conn, typ events.Type) bool {
 	return false
 }
 
-// lastFinished is the last run.finished of c's runs.
+// lastFinished is the end of c's last prompt: its turn.finished (a prompt
+// is a turn of the session's agent), or the run.finished of a run.
 func lastFinished(t *testing.T, c *conn) events.RunFinished {
 	t.Helper()
 	evs := all(c)
 	for i := len(evs) - 1; i >= 0; i-- {
-		if f, ok := evs[i].Body.(events.RunFinished); ok {
+		switch f := evs[i].Body.(type) {
+		case events.RunFinished:
 			return f
+		case events.TurnFinished:
+			return events.RunFinished{OK: f.OK, Error: f.Error, Text: f.Text, Usage: f.Usage, CostUSD: f.CostUSD, CostSource: f.CostSource}
 		}
 	}
 	t.Fatal("no run.finished")
@@ -582,5 +586,44 @@ func TestPromptRefused(t *testing.T) {
 	}
 	if evs := all(c); len(evs) > 0 {
 		t.Errorf("runs started: %d events", len(evs))
+	}
+}
+
+// TestFollowUpSameProcess: the prompts of an ACP session go to one agent
+// process where the CLI can hold a live session (Claude Code's stream-json
+// input, pi's RPC mode): the agent starts once for three prompts, and a
+// session/cancel interrupts a turn, not the session. The process is gone
+// once the client closes the connection.
+func TestFollowUpSameProcess(t *testing.T) {
+	t.Parallel()
+	for _, d := range []string{"claude", "pi"} {
+		t.Run(d, func(t *testing.T) {
+			t.Parallel()
+			starts := filepath.Join(t.TempDir(), "starts")
+			bin := fake(t, d, "ok", 0)
+			counted := filepath.Join(t.TempDir(), d)
+			script := fmt.Sprintf("#!/bin/sh\n[ \"$1\" = --version ] || echo start >> %q\nexec %q \"$@\"\n", starts, bin)
+			if err := hubtest.WriteScript(counted, []byte(script)); err != nil {
+				t.Fatal(err)
+			}
+			req, marker := template(t, d, counted)
+			c := serve(t, acpserver.Config{Request: req})
+			s := c.session(t)
+			for _, p := range []string{"first", "second", "third"} {
+				if resp, err := c.prompt(t, s, p); err != nil || resp.StopReason != acp.StopReasonEndTurn {
+					t.Fatalf("session/prompt %s = %+v, %v", p, resp, err)
+				}
+			}
+			b, _ := os.ReadFile(starts)
+			if n := strings.Count(string(b), "start"); n != 1 {
+				t.Errorf("the agent started %d times for three prompts, want once", n)
+			}
+			if err := c.close(); err != nil {
+				t.Fatalf("Serve = %v", err)
+			}
+			if left := hubtest.Leftovers(marker); len(left) > 0 {
+				t.Errorf("processes left after the connection closed: %v", left)
+			}
+		})
 	}
 }

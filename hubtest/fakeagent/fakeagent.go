@@ -18,9 +18,11 @@
 package fakeagent
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -137,8 +139,74 @@ func Main(args []string) int {
 		return 99
 	}
 	size, _ := strconv.Atoi(os.Getenv(EnvSize))
+	if live := liveProtocol(args); live != "" {
+		return playLive(live, d, play, size)
+	}
 	s := &script{d: d, out: os.Stdout, size: size, v: defaults(d)}
 	return play(s)
+}
+
+// liveProtocol names the live-session protocol args ask for: "stream-json"
+// (Claude Code's --input-format stream-json), "rpc" (pi's --mode rpc), or
+// "" for a one-shot run.
+func liveProtocol(args []string) string {
+	for i := 0; i+1 < len(args); i++ {
+		switch {
+		case args[i] == "--input-format" && args[i+1] == "stream-json":
+			return "stream-json"
+		case args[i] == "--mode" && args[i+1] == "rpc":
+			return "rpc"
+		}
+	}
+	return ""
+}
+
+// playLive is the fake agent of a live session (hub.NewSession): it reads
+// commands on stdin, one JSON object a line, and plays the fault once for
+// each prompt (a Claude Code user message, a pi prompt command), answering
+// the protocol's other commands as the real CLI does (pi's
+// get_session_stats and abort, Claude Code's control requests), until
+// stdin ends. A fault that exits ends the session with its status.
+func playLive(protocol string, d dialect, play func(*script) int, size int) int {
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var cmd struct {
+			Type      string `json:"type"`
+			ID        string `json:"id"`
+			RequestID string `json:"request_id"`
+		}
+		if json.Unmarshal(line, &cmd) != nil {
+			if protocol == "stream-json" {
+				fmt.Fprintln(os.Stderr, "Error parsing streaming input line")
+				return 1
+			}
+			fmt.Println(`{"type":"response","command":"parse","success":false,"error":"Failed to parse command"}`)
+			continue
+		}
+		switch {
+		case protocol == "rpc" && cmd.Type == "get_session_stats":
+			out, _ := json.Marshal(map[string]any{"id": cmd.ID, "type": "response", "command": "get_session_stats", "success": true,
+				"data": map[string]any{"sessionId": d.sessionID()}})
+			fmt.Println(string(out))
+		case protocol == "rpc" && cmd.Type == "abort":
+			fmt.Println(`{"type":"response","command":"abort","success":true}`)
+		case protocol == "stream-json" && cmd.Type == "control_request":
+			out, _ := json.Marshal(map[string]any{"type": "control_response",
+				"response": map[string]any{"subtype": "success", "request_id": cmd.RequestID, "response": map[string]any{"still_queued": []any{}}}})
+			fmt.Println(string(out))
+		case protocol == "rpc" && cmd.Type == "prompt", protocol == "stream-json" && cmd.Type == "user":
+			if protocol == "rpc" {
+				out, _ := json.Marshal(map[string]any{"id": cmd.ID, "type": "response", "command": "prompt", "success": true})
+				fmt.Println(string(out))
+			}
+			if code := play(&script{d: d, out: os.Stdout, size: size, v: defaults(d)}); code != 0 {
+				return code
+			}
+		}
+	}
+	return 0
 }
 
 // bigMark stands for the giant payload in a line; write streams EnvSize
