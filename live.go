@@ -47,7 +47,7 @@ type liveDecoder struct {
 	// Shared, under mu:
 	turn        int64     // the turn running or last run; 0 before the first
 	running     bool      // a turn has started and not ended
-	interrupted bool      // Interrupt was asked in the running turn
+	interrupted *events.Error // why the running turn was interrupted (Interrupt, its turn timeout); nil if not
 	began       time.Time // the running turn's start, by the run's clock
 	startUsage  events.Tokens
 	startTools  int64
@@ -136,7 +136,7 @@ func (d *liveDecoder) send(n int64, prompt string) error {
 		lk.mu.Unlock()
 		return errSessionClosed
 	}
-	d.turn, d.running, d.interrupted, d.startSet = n, true, false, false
+	d.turn, d.running, d.interrupted, d.startSet = n, true, nil, false
 	d.began = d.r.opt.clock()
 	t := d.timers
 	d.mu.Unlock()
@@ -151,14 +151,16 @@ func (d *liveDecoder) send(n int64, prompt string) error {
 	return nil
 }
 
-// interrupt asks the agent to stop the running turn.
-func (d *liveDecoder) interrupt() error {
+// interrupt asks the agent to stop the running turn n (0: whichever
+// runs), which then ends with why (cancelled/caller for Interrupt,
+// timeout/wall for the turn's time limit).
+func (d *liveDecoder) interrupt(n int64, why *events.Error) error {
 	d.mu.Lock()
-	if !d.running || !d.stdinUp {
+	if !d.running || !d.stdinUp || n != 0 && n != d.turn || d.interrupted != nil {
 		d.mu.Unlock()
 		return nil
 	}
-	d.interrupted = true
+	d.interrupted = why
 	d.mu.Unlock()
 	return d.live.Interrupt()
 }
@@ -269,10 +271,8 @@ func (d *liveDecoder) endTurn(dst []events.Body) []events.Body {
 	if tf.CostUSD == nil {
 		tf.CostSource = events.CostUnknown
 	}
-	if interrupted {
-		tf.OK, tf.Interrupted = false, true
-		tf.Error = events.NewError(events.BinCancelled, events.ReasonCaller,
-			"send the next prompt to go on in the same session", "the turn was interrupted at the caller's request")
+	if interrupted != nil {
+		tf.OK, tf.Interrupted, tf.Error = false, true, interrupted
 	}
 	// The session's limits on what the agent reported at the turn's end
 	// (Claude Code's cost comes only with its result): the turn that

@@ -31,6 +31,7 @@ type options struct {
 	session        *Session // NewSession's: the run is a live session
 	sessionIdle    time.Duration
 	sessionIdleSet bool
+	turnTimeout    time.Duration
 	// A session held by resuming: the decoder of its last turn's run, for
 	// the next run's to go on from (normalize.Continuer: Codex reports a
 	// resumed session's running total), and where a run leaves its own.

@@ -34,6 +34,26 @@ var (
 	errSessionIdle   = errors.New("hub: the session waited longer than its idle limit (WithSessionIdle) for a prompt")
 )
 
+// interruptedByCaller is the error of a turn Interrupt cut short.
+func interruptedByCaller() *events.Error {
+	return events.NewError(events.BinCancelled, events.ReasonCaller,
+		"send the next prompt to go on in the same session", "the turn was interrupted at the caller's request")
+}
+
+// turnTimedOut is the error of a turn its time limit (WithTurnTimeout) cut
+// short.
+func turnTimedOut(d time.Duration) *events.Error {
+	return events.NewError(events.BinTimeout, events.ReasonWall, "send the next prompt, or give turns more time (WithTurnTimeout, --turn-timeout)",
+		"the turn took longer than its limit (%s); hub interrupted it and the session goes on", d)
+}
+
+// WithTurnTimeout bounds each turn of a Session: a turn still running after
+// d is interrupted (as Interrupt), ends timeout/wall, and the session goes
+// on. 0 or less: no bound but the session's own limits.
+func WithTurnTimeout(d time.Duration) Option {
+	return func(o *options) { o.turnTimeout = d }
+}
+
 // Session is a live session: many turns with one agent, in one agent
 // process where the CLI can hold one (adapters.Sessioner: Claude Code's
 // stream-json input, pi's RPC mode), its process tree held, limited and
@@ -46,8 +66,9 @@ var (
 //
 // A Session is safe for concurrent use, but takes one turn at a time.
 type Session struct {
-	req  Request
-	idle time.Duration
+	req         Request
+	idle        time.Duration
+	turnTimeout time.Duration
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -96,7 +117,7 @@ func NewSession(ctx context.Context, req Request, opts ...Option) (*Session, err
 	if _, live := ad.(adapters.Sessioner); !live {
 		return newResumed(ctx, req, o, opts), nil
 	}
-	s := &Session{req: req, idle: DefaultSessionIdle, ready: make(chan struct{}), done: make(chan struct{})}
+	s := &Session{req: req, idle: DefaultSessionIdle, turnTimeout: o.turnTimeout, ready: make(chan struct{}), done: make(chan struct{})}
 	if o.sessionIdleSet {
 		s.idle = o.sessionIdle
 	}
@@ -223,8 +244,12 @@ func (s *Session) Send(ctx context.Context, prompt string) iter.Seq2[events.Even
 			yield(events.Event{}, err)
 			return
 		}
-		stop := context.AfterFunc(ctx, func() { _ = s.Interrupt() })
+		stop := context.AfterFunc(ctx, func() { s.interrupt(n, interruptedByCaller()) })
 		defer stop()
+		if d := s.turnTimeout; d > 0 {
+			t := time.AfterFunc(d, func() { s.interrupt(n, turnTimedOut(d)) })
+			defer t.Stop()
+		}
 		for {
 			ev, ok := s.next()
 			if !ok {
@@ -358,9 +383,14 @@ func (s *Session) drainSkipped() {
 // marked interrupted, and the next Send goes on in the same process. With
 // no turn running it does nothing.
 func (s *Session) Interrupt() error {
+	return s.interrupt(0, interruptedByCaller())
+}
+
+// interrupt stops turn n (0: whichever runs) with why.
+func (s *Session) interrupt(n int64, why *events.Error) error {
 	s.mu.Lock()
 	if s.rs != nil {
-		s.interruptResumed()
+		s.interruptResumed(n, why)
 		s.mu.Unlock()
 		return nil
 	}
@@ -369,7 +399,7 @@ func (s *Session) Interrupt() error {
 	if lv == nil {
 		return nil
 	}
-	return lv.interrupt()
+	return lv.interrupt(n, why)
 }
 
 // Close ends the session: it closes the agent's stdin (a running turn is
@@ -413,7 +443,7 @@ func (s *Session) end(cause error) {
 	}
 	if lv != nil {
 		if busy {
-			_ = lv.interrupt()
+			_ = lv.interrupt(0, interruptedByCaller())
 		}
 		lv.close()
 	}

@@ -11,9 +11,12 @@ import (
 	"github.com/hubcli/hub/normalize"
 )
 
-// errInterrupted is the cause with which Interrupt stops a turn of a
-// session held by resuming (its process).
-var errInterrupted = errors.New("hub: the turn was interrupted at the caller's request")
+// interruption is the cause with which Interrupt (or the turn's time
+// limit) stops a turn of a session held by resuming (its process): why
+// is the turn's error.
+type interruption struct{ why *events.Error }
+
+func (i interruption) Error() string { return i.why.Message }
 
 // resumed is the state of a session held by resuming: each turn one run
 // (Run) of its own process, resuming the session of the turn before, its
@@ -45,6 +48,7 @@ type resumed struct {
 	failed     *events.Error // a turn's error that ends the session (a limit)
 
 	cancel   context.CancelCauseFunc // the running turn's, under Session.mu
+	turn     int64                   // the running turn's number
 	turnDone chan struct{}
 	lastDec  normalize.Decoder // the last turn's run's decoder (options.prevDec)
 }
@@ -130,13 +134,13 @@ func (s *Session) startResumed(n int64, prompt string) {
 	}
 	req.Limits = lim
 	ctx, cancel := context.WithCancelCause(rs.ctx)
-	rs.cancel = cancel
+	rs.cancel, rs.turn = cancel, n
 	rs.turnDone = make(chan struct{})
 	done := rs.turnDone
 	go func() {
 		defer close(done)
 		defer cancel(nil)
-		var interrupted bool
+		var interrupted *events.Error
 		var dec normalize.Decoder
 		opts := append(rs.opts[:len(rs.opts):len(rs.opts)], func(o *options) { o.prevDec, o.lastDec = rs.lastDec, &dec })
 		fin := Run(ctx, req, func(ev events.Event) error {
@@ -159,7 +163,10 @@ func (s *Session) startResumed(n int64, prompt string) {
 				b.Mode = events.SessionResume
 				ev.Body = b
 			case events.RunFinished:
-				interrupted = errors.Is(context.Cause(ctx), errInterrupted)
+				var i interruption
+				if errors.As(context.Cause(ctx), &i) {
+					interrupted = i.why
+				}
 				return nil
 			}
 			s.emitResumed(ev.Body)
@@ -176,7 +183,7 @@ func (s *Session) startResumed(n int64, prompt string) {
 
 // endResumedTurn turns the run.finished of turn n into its turn.finished
 // and adds it to the session's totals (under s.mu).
-func (s *Session) endResumedTurn(n int64, began time.Time, fin events.RunFinished, interrupted bool) {
+func (s *Session) endResumedTurn(n int64, began time.Time, fin events.RunFinished, interrupted *events.Error) {
 	rs := s.rs
 	if fin.SessionID != nil && *fin.SessionID != "" {
 		rs.sessionID = *fin.SessionID
@@ -198,10 +205,8 @@ func (s *Session) endResumedTurn(n int64, began time.Time, fin events.RunFinishe
 	rs.lastExit, rs.lastSignal = fin.ExitCode, fin.Signal
 	tf := events.TurnFinished{Turn: n, OK: fin.OK, Error: fin.Error, Text: fin.Text, ToolCalls: fin.ToolCalls,
 		DurationMS: max(rs.clock().Sub(began).Milliseconds(), 0), Usage: fin.Usage, CostUSD: fin.CostUSD, CostSource: fin.CostSource}
-	if interrupted {
-		tf.OK, tf.Interrupted = false, true
-		tf.Error = events.NewError(events.BinCancelled, events.ReasonCaller,
-			"send the next prompt to go on in the same session", "the turn was interrupted at the caller's request")
+	if interrupted != nil {
+		tf.OK, tf.Interrupted, tf.Error = false, true, interrupted
 	} else if e := fin.Error; e != nil && (e.Bin == events.BinBudgetExceeded || e.Bin == events.BinTimeout && e.Reason == events.ReasonWall ||
 		e.Bin == events.BinCancelled || e.Bin == events.BinNotInstalled || e.Bin == events.BinUnsupportedVersion || e.Bin == events.BinInternal) {
 		rs.failed = e // the session's limit, the caller's cancel, or no agent: no turn can follow
@@ -210,10 +215,11 @@ func (s *Session) endResumedTurn(n int64, began time.Time, fin events.RunFinishe
 	rs.cancel = nil
 }
 
-// interruptResumed stops the running turn's process (under s.mu).
-func (s *Session) interruptResumed() {
-	if c := s.rs.cancel; c != nil {
-		c(errInterrupted)
+// interruptResumed stops turn n's process (0: whichever runs) with why
+// (under s.mu).
+func (s *Session) interruptResumed(n int64, why *events.Error) {
+	if c := s.rs.cancel; c != nil && (n == 0 || n == s.rs.turn) {
+		c(interruption{why})
 	}
 }
 

@@ -317,6 +317,37 @@ func LiveSessions(t *testing.T, a Agent) {
 			t.Errorf("agent pid %d alive after the idle stop", pid)
 		}
 	})
+	t.Run("TurnTimeout", func(t *testing.T) {
+		t.Parallel()
+		e := a.Prepare(t, Setup{})
+		// Long enough for the first turn, which includes the CLI's start.
+		limit := a.IdleTimeout
+		if limit == 0 {
+			limit = 8 * time.Second
+		}
+		r := e.StartSession(t, budget.Limits{IdleTimeout: 5 * time.Minute}, hub.WithTurnTimeout(limit))
+		if tf := r.Turn("quick MOCK_TEXT", nil); !tf.OK {
+			t.Fatalf("turn 1: %+v", tf)
+		}
+		start := time.Now()
+		tf := r.Turn("stalls "+string(mockllm.Stall), nil)
+		took := time.Since(start)
+		if tf.OK || !tf.Interrupted || tf.Error == nil || tf.Error.Bin != events.BinTimeout || tf.Error.Reason != events.ReasonWall {
+			t.Errorf("stalled turn: %+v, want interrupted, timeout/wall", tf)
+		}
+		if took < limit {
+			t.Errorf("the stalled turn ended after %s, before its limit %s", took, limit)
+		}
+		if tf := r.Turn("after the timeout MOCK_ANSWER goes-on", nil); !tf.OK || !strings.Contains(tf.Text, "goes-on") {
+			t.Errorf("turn after the timed-out one: %+v, want ok: the session goes on", tf)
+		}
+		if n := r.Count(events.TypeRunStarted); n != 1 {
+			t.Errorf("%d run.started: the turn's timeout must not restart the agent", n)
+		}
+		if fin := r.Close(); !fin.OK {
+			t.Errorf("run.finished %+v, want ok", fin.Error)
+		}
+	})
 	t.Run("BudgetInSecondTurn", func(t *testing.T) {
 		t.Parallel()
 		e := a.Prepare(t, Setup{})
