@@ -45,10 +45,10 @@ type liveDecoder struct {
 	abort     *events.Error // a session limit crossed at a turn's end
 
 	// Shared, under mu:
-	turn        int64     // the turn running or last run; 0 before the first
-	running     bool      // a turn has started and not ended
+	turn        int64         // the turn running or last run; 0 before the first
+	running     bool          // a turn has started and not ended
 	interrupted *events.Error // why the running turn was interrupted (Interrupt, its turn timeout); nil if not
-	began       time.Time // the running turn's start, by the run's clock
+	began       time.Time     // the running turn's start, by the run's clock
 	startUsage  events.Tokens
 	startTools  int64
 	startSet    bool // startUsage and startTools are the running turn's
