@@ -39,7 +39,10 @@
 //   - verdict.go: the one function that decides how the run ended, from
 //     what stopped it, the decoder's outcome and the exit record (SPEC §4);
 //     damage.go: a run cut short by a broken agent;
-//   - events.go, replay.go: the iterator and the replay over the same run.
+//   - events.go, replay.go: the iterator and the replay over the same run;
+//   - session.go, live.go, session_resume.go: a session of many turns
+//     (NewSession), in one agent process where the CLI can hold one
+//     (adapters.Sessioner), else a process a turn resuming the last.
 //
 // The agents themselves live in package adapters and its subpackages,
 // which import nothing of this package; hubtest has test support for
