@@ -29,6 +29,7 @@ type liveDecoder struct {
 	mu      sync.Mutex
 	lk      *runLock       // the run's lock, once the agent runs
 	timers  *budget.Timers // the run's time limits, once the agent runs
+	stop    func(error)    // stops the agent's tree (proc.Supervisor.Stop), once it runs
 	opened  bool
 	stdinUp bool // stdin is open: more turns may come
 
@@ -76,10 +77,10 @@ func (d *liveDecoder) UseIndex(x *normalize.Index) {
 // attach is called by the run once the agent runs, before any of its lines
 // is read: the run's lock and time limits. The idle limit waits for the
 // first turn.
-func (d *liveDecoder) attach(lk *runLock, t *budget.Timers) {
+func (d *liveDecoder) attach(lk *runLock, t *budget.Timers, stop func(error)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.lk, d.timers = lk, t
+	d.lk, d.timers, d.stop = lk, t, stop
 	if !d.running {
 		t.Hold(true)
 	}
@@ -122,6 +123,9 @@ func (d *liveDecoder) Close() {
 // lock, then the prompt goes to the agent. The error is errSessionClosed
 // when no turn can start.
 func (d *liveDecoder) send(n int64, prompt string) error {
+	if err := d.live.Check(prompt); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	lk := d.lk
 	d.mu.Unlock()
@@ -138,16 +142,24 @@ func (d *liveDecoder) send(n int64, prompt string) error {
 	}
 	d.turn, d.running, d.interrupted, d.startSet = n, true, nil, false
 	d.began = d.r.opt.clock()
-	t := d.timers
+	t, stop := d.timers, d.stop
 	d.mu.Unlock()
 	d.r.s.emit(events.TurnStarted{Turn: n})
 	lk.mu.Unlock()
 	t.Hold(false)
 	// Not under the run's lock: a large prompt fills the pipe, and the
-	// agent reads it only while hub reads what it writes.
-	// An agent that cannot take it (its stdin gone) is dying: its run's
-	// end ends the turn (finishTurn) and says why.
-	_ = d.live.Send(prompt)
+	// agent reads it only while hub reads what it writes. An agent that
+	// cannot take it (it closed its stdin, or exited) takes no more turns:
+	// the session ends, and the turn with it (finishTurn).
+	if err := d.live.Send(prompt); err != nil {
+		d.mu.Lock()
+		closedByHub := d.closed
+		d.mu.Unlock()
+		if !closedByHub {
+			stop(events.NewError(events.BinProtocol, events.ReasonUnexpectedExit,
+				"start a new session (resume it with its session_id)", "the agent no longer reads its stdin (%v): it takes no more prompts", err))
+		}
+	}
 	return nil
 }
 
@@ -271,7 +283,9 @@ func (d *liveDecoder) endTurn(dst []events.Body) []events.Body {
 	if tf.CostUSD == nil {
 		tf.CostSource = events.CostUnknown
 	}
-	if interrupted != nil {
+	if interrupted != nil && !o.OK {
+		// An interrupt that came too late (the turn answered first) is no
+		// interruption.
 		tf.OK, tf.Interrupted, tf.Error = false, true, interrupted
 	}
 	// The session's limits on what the agent reported at the turn's end
@@ -357,10 +371,12 @@ func (d *liveDecoder) Outcome(end normalize.End) normalize.Outcome {
 			o.OK, o.Error = false, events.NewError(events.BinProtocol, events.ReasonUnexpectedExit,
 				"run the session again; report it if it recurs", "the agent exited in the middle of a turn")
 		}
-	case closed && end.ExitCode != nil && *end.ExitCode == 0:
+	case closed && (end.Signal == "" || end.Stopped):
+		// hub closed its stdin with no turn running: the session is over,
+		// whatever the exit status (Claude Code 2.1.328 exits 1 when its
+		// stdin ends after an interrupted turn); each turn's verdict is
+		// in its turn.finished, and a stop's cause is hub's to decide.
 		o = normalize.Outcome{OK: true, Text: d.lastText}
-	case closed && end.Stopped:
-		o = normalize.Outcome{OK: true, Text: d.lastText} // hub's own cause decides
 	default:
 		o = normalize.Outcome{Error: events.NewError(events.BinAgentFailed, events.ReasonCrashed,
 			"start a new session (resume it with its session_id)", "the agent's process ended between turns (%s)", exitWords(end))}

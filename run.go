@@ -371,7 +371,7 @@ func (r *runner) attempt(ctx context.Context, ad adapters.Adapter, spec adapters
 	timers := budget.StartTimers(req.Limits, r.began, sup.Stop)
 	defer timers.Stop()
 	if r.live != nil {
-		r.live.attach(lk, timers)
+		r.live.attach(lk, timers, sup.Stop)
 		r.opt.session.running(r.live)
 	}
 	watchDone := r.watch(ctx, sup)

@@ -115,7 +115,16 @@ func NewSession(ctx context.Context, req Request, opts ...Option) (*Session, err
 			fmt.Sprintf("use one of: %s", strings.Join(adapters.Names(), ", ")), "%v", err)
 	}
 	if _, live := ad.(adapters.Sessioner); !live {
-		return newResumed(ctx, req, o, opts), nil
+		// No process until the first turn: the binary is found now, so
+		// that a missing agent is NewSession's error, as for a live one.
+		if _, err := ad.Detect(ctx, req.Bin); err != nil {
+			var e *events.Error
+			if errors.As(err, &e) {
+				return nil, e
+			}
+			return nil, events.NewError(events.BinNotInstalled, events.ReasonNotFound, "install the agent, or pass --bin", "%v", err)
+		}
+		return newResumed(ctx, req, o, opts)
 	}
 	s := &Session{req: req, idle: DefaultSessionIdle, turnTimeout: o.turnTimeout, ready: make(chan struct{}), done: make(chan struct{})}
 	if o.sessionIdleSet {
@@ -197,6 +206,9 @@ func (s *Session) sink(ev events.Event) error {
 		s.cond.Wait()
 	}
 	s.queue = append(s.queue, ev)
+	if s.skip != 0 {
+		s.drainSkipped() // a turn nobody reads: its end frees the session
+	}
 	if rf, ok := ev.Body.(events.RunFinished); ok {
 		s.fin, s.finEv = &rf, ev
 		if s.idleT != nil {
@@ -222,7 +234,14 @@ func (s *Session) armIdle() {
 	if s.idleT != nil {
 		s.idleT.Stop()
 	}
-	s.idleT = time.AfterFunc(s.idle, func() { s.end(errSessionIdle) })
+	s.idleT = time.AfterFunc(s.idle, func() {
+		s.mu.Lock()
+		busy := s.busy // a Send came as the timer fired: it wins
+		s.mu.Unlock()
+		if !busy {
+			s.end(errSessionIdle)
+		}
+	})
 }
 
 // Send sends prompt as the session's next turn and returns its events: the
@@ -314,7 +333,12 @@ func (s *Session) start(prompt string) (int64, error) {
 		s.mu.Lock()
 		s.busy = false
 		s.turn--
+		s.armIdle()
 		s.mu.Unlock()
+		var e *events.Error
+		if errors.As(err, &e) {
+			return 0, e // a prompt the agent cannot take; the session goes on
+		}
 		return 0, ErrSessionClosed
 	}
 	return n, nil
@@ -405,16 +429,14 @@ func (s *Session) interrupt(n int64, why *events.Error) error {
 // Close ends the session: it closes the agent's stdin (a running turn is
 // interrupted first), waits for the agent to exit, at most the grace
 // period (Limits.GraceOrDefault) before its tree is stopped as a run's,
-// and returns the session's run.finished with the session's totals. Events
-// no turn read are dropped. Close may be called more than once; each call
-// returns the same run.finished.
+// and returns the session's run.finished with the session's totals. A Send
+// still reading its turn gets the rest of it, turn.finished last. Close may
+// be called more than once; each call returns the same run.finished.
 func (s *Session) Close() events.RunFinished {
 	s.end(nil)
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.queue = nil
-	s.cond.Broadcast()
 	return *s.fin
 }
 

@@ -55,7 +55,7 @@ type resumed struct {
 
 // newResumed starts a session of req's agent held by resuming; nothing
 // runs until the first turn.
-func newResumed(ctx context.Context, req Request, o options, opts []Option) *Session {
+func newResumed(ctx context.Context, req Request, o options, opts []Option) (*Session, error) {
 	s := &Session{req: req, idle: DefaultSessionIdle, ready: make(chan struct{}), done: make(chan struct{})}
 	if o.sessionIdleSet {
 		s.idle = o.sessionIdle
@@ -66,7 +66,7 @@ func newResumed(ctx context.Context, req Request, o options, opts []Option) *Ses
 	s.cancel = func(error) {}
 	close(s.ready)
 	s.armIdle()
-	return s
+	return s, nil
 }
 
 // emit stamps b into the session's stream and queues it (under s.mu).
@@ -109,8 +109,17 @@ func (rs *resumed) remaining(l budget.Limits) (budget.Limits, *events.Error) {
 			}
 			return l, nil
 		}
-		over = events.NewError(events.BinBudgetExceeded, events.ReasonCost, "start a new session with a larger budget",
-			"the session's budget is spent: no turn can start")
+		reason, what := events.ReasonCost, "--max-cost"
+		switch {
+		case l.MaxTokens > 0 && rs.usage.Sum() >= l.MaxTokens:
+			reason, what = events.ReasonTokens, "--max-tokens"
+		case l.MaxTurns > 0 && rs.turns >= l.MaxTurns:
+			reason, what = events.ReasonTurns, "--max-turns"
+		case l.MaxToolSteps > 0 && rs.toolCalls >= l.MaxToolSteps:
+			reason, what = events.ReasonToolSteps, "--max-tool-steps"
+		}
+		over = events.NewError(events.BinBudgetExceeded, reason, "start a new session with a larger budget",
+			"the session has spent its %s: no turn can start", what)
 	}
 	return l, over
 }
@@ -230,7 +239,8 @@ func (s *Session) finishResumed(cause error) {
 	rs := s.rs
 	done := rs.turnDone
 	if rs.cancel != nil {
-		rs.cancel(cause)
+		// A turn closed under way is interrupted, as in a live session.
+		rs.cancel(interruption{interruptedByCaller()})
 	}
 	s.mu.Unlock()
 	if done != nil {
@@ -238,6 +248,17 @@ func (s *Session) finishResumed(cause error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	switch {
+	case rs.failed != nil:
+	case rs.ctx.Err() != nil:
+		// The session's ctx ended between turns, as it ends a live one.
+		if e := hubCause(context.Cause(rs.ctx), s.req.Limits); e != nil {
+			rs.failed = e
+		}
+	case s.req.Limits.Timeout > 0 && time.Since(rs.began) > s.req.Limits.Timeout:
+		rs.failed = events.NewError(events.BinTimeout, events.ReasonWall, "start a new session with a longer --timeout",
+			"the session exceeded --timeout %s", s.req.Limits.Timeout)
+	}
 	rf := events.RunFinished{OK: rs.failed == nil, Error: rs.failed, Text: rs.lastText, ExitCode: rs.lastExit, Signal: rs.lastSignal,
 		DurationMS: max(rs.clock().Sub(rs.start).Milliseconds(), 0), Turns: rs.turns, ToolCalls: rs.toolCalls,
 		ToolCallsDenied: rs.denied, Usage: rs.usage, CostUSD: rs.usage.CostUSD, CostSource: rs.costSource}

@@ -1,7 +1,9 @@
 package adapters
 
 import (
+	"encoding/json"
 	"io"
+	"sync"
 
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/normalize"
@@ -32,15 +34,20 @@ type Live interface {
 	// Open is given the agent's stdin. The Live writes on it and closes it
 	// in Close.
 	Open(stdin io.WriteCloser)
+	// Check refuses a prompt the CLI cannot take (too large:
+	// invalid_input/prompt_too_large, as Command's), before the turn starts.
+	Check(prompt string) error
 	// Send writes prompt as the next turn. The caller sends a turn only
-	// once the last one ended.
+	// once the last one ended. It may block while the agent does not read
+	// its stdin; Interrupt and Close must not wait for it.
 	Send(prompt string) error
 	// Interrupt asks the agent to stop the running turn and keep the
 	// session (Claude Code's interrupt control request, pi's abort): the
-	// turn then ends as the CLI ends an interrupted turn.
+	// turn then ends as the CLI ends an interrupted turn. It does not wait
+	// for the write: an agent that does not read its stdin never gets it.
 	Interrupt() error
-	// Close closes the agent's stdin: no turn will come, and the CLI exits
-	// once the running turn (if any) is over.
+	// Close closes the agent's stdin (a write under way fails): no turn
+	// will come, and the CLI exits once the running turn (if any) is over.
 	Close()
 	// Line sees each stdout line before any decoder does: own says the
 	// line is the protocol's own (a response to a command) and no decoder
@@ -55,4 +62,51 @@ type Live interface {
 	// corrected where the CLI reports running totals of the session
 	// rather than the turn's (Claude Code's total_cost_usd).
 	EndTurn(o normalize.Outcome) normalize.Outcome
+}
+
+// LineWriter writes JSON lines on an agent's stdin for a Live: one whole
+// line a write, one write at a time; Close closes stdin at once, failing a
+// write that waits for an agent that does not read (the pipe is pollable).
+// The zero value is ready for Open.
+type LineWriter struct {
+	wmu    sync.Mutex // one write at a time
+	mu     sync.Mutex // stdin and closed
+	stdin  io.WriteCloser
+	closed bool
+}
+
+// Open sets the agent's stdin.
+func (w *LineWriter) Open(stdin io.WriteCloser) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stdin = stdin
+}
+
+// Write marshals v and writes it as one line. After Close it fails with
+// io.ErrClosedPipe.
+func (w *LineWriter) Write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	w.mu.Lock()
+	stdin, closed := w.stdin, w.closed
+	w.mu.Unlock()
+	if stdin == nil || closed {
+		return io.ErrClosedPipe
+	}
+	_, err = stdin.Write(append(b, '\n'))
+	return err
+}
+
+// Close closes stdin, without waiting for a write under way.
+func (w *LineWriter) Close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stdin != nil && !w.closed {
+		_ = w.stdin.Close()
+	}
+	w.closed = true
 }

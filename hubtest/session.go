@@ -259,6 +259,17 @@ func LiveSessions(t *testing.T, a Agent) {
 		if !tf.Interrupted {
 			t.Errorf("turn.finished %+v, want the interrupted turn", tf)
 		}
+		// A prompt the CLI cannot take is refused before the turn starts,
+		// and the session goes on.
+		huge := strings.Repeat("x", 16<<20+1)
+		errs := collect(r.S.Send(t.Context(), huge))
+		var tooLarge *events.Error
+		if len(errs) != 1 || !errors.As(errs[0], &tooLarge) || tooLarge.Reason != events.ReasonPromptTooLarge {
+			t.Errorf("Send of a 16 MiB + 1 prompt gave %v, want only invalid_input/prompt_too_large", errs)
+		}
+		if tf := r.Turn("after the huge prompt MOCK_TEXT", nil); !tf.OK {
+			t.Errorf("turn after the refused prompt: %+v, want ok", tf)
+		}
 		// The agent dies between turns: the session ends, and says why.
 		pid := r.PID()
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -315,6 +326,33 @@ func LiveSessions(t *testing.T, a Agent) {
 		}
 		if alive(pid) {
 			t.Errorf("agent pid %d alive after the idle stop", pid)
+		}
+	})
+	t.Run("InterruptAtOnce", func(t *testing.T) {
+		t.Parallel()
+		// An interrupt sent with the prompt, before the CLI began the turn
+		// (pi 0.73.1 drops an abort that comes before agent_start): the
+		// turn, which the mock streams a second a piece, must end
+		// interrupted rather than answered.
+		e := a.Prepare(t, Setup{Server: mockllm.Options{ChunkDelay: time.Second}})
+		r := e.StartSession(t, budget.Limits{IdleTimeout: 5 * time.Minute})
+		tf := r.Turn("slow "+string(mockllm.Text), func(ev events.Event) {
+			if _, ok := ev.Body.(events.TurnStarted); ok {
+				if err := r.S.Interrupt(); err != nil {
+					t.Errorf("Interrupt: %v", err)
+				}
+			}
+		})
+		if !tf.Interrupted || tf.OK || strings.Contains(tf.Text, "Hello from the mock model.") {
+			t.Errorf("turn.finished %+v, want interrupted before the whole answer", tf)
+		}
+		// Claude Code folds a prompt it never began into the next one, so
+		// the mock may take either marker: the turn must just answer.
+		if tf := r.Turn("next "+string(mockllm.Text), nil); !tf.OK {
+			t.Errorf("turn after the interrupt: %+v, want ok", tf)
+		}
+		if fin := r.Close(); !fin.OK {
+			t.Errorf("run.finished %+v, want ok", fin.Error)
 		}
 	})
 	t.Run("TurnTimeout", func(t *testing.T) {

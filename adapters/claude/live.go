@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -61,35 +60,28 @@ type live struct {
 	model    string
 	failFast bool
 
-	mu    sync.Mutex // the writes on stdin
-	stdin io.WriteCloser
-	ints  int
+	w    adapters.LineWriter // the agent's stdin
+	mu   sync.Mutex          // the fields below
+	ints int
+	// pending: an interrupt was asked before the turn's system/init, which
+	// Claude Code 2.1.328 acknowledges and ignores (the turn then runs to
+	// its end): it is sent again at the init.
+	pending bool
+	started bool // the running turn's system/init was seen
 
 	lastCost *float64          // total_cost_usd of the last result
 	turn     *normalize.Totals // the running turn's own totals, from its result
 }
 
-func (l *live) Open(stdin io.WriteCloser) { l.stdin = stdin }
+func (l *live) Open(stdin io.WriteCloser) { l.w.Open(stdin) }
 
-func (l *live) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stdin == nil {
-		return io.ErrClosedPipe
-	}
-	_, err = l.stdin.Write(append(b, '\n'))
-	return err
-}
+func (l *live) Check(prompt string) error { return adapters.CheckPrompt(Name, prompt, MaxPromptBytes) }
 
 func (l *live) Send(prompt string) error {
-	if len(prompt) > MaxPromptBytes {
-		return adapters.CheckPrompt(Name, prompt, MaxPromptBytes)
-	}
-	return l.write(map[string]any{
+	l.mu.Lock()
+	l.started, l.pending = false, false
+	l.mu.Unlock()
+	return l.w.Write(map[string]any{
 		"type":               "user",
 		"message":            map[string]any{"role": "user", "content": prompt},
 		"parent_tool_use_id": nil,
@@ -99,25 +91,43 @@ func (l *live) Send(prompt string) error {
 
 func (l *live) Interrupt() error {
 	l.mu.Lock()
+	if !l.started {
+		l.pending = true
+	}
+	l.mu.Unlock()
+	l.interrupt()
+	return nil
+}
+
+// interrupt sends the interrupt control request, without waiting for the
+// write.
+func (l *live) interrupt() {
+	l.mu.Lock()
 	l.ints++
 	id := fmt.Sprintf("hub-interrupt-%d", l.ints)
 	l.mu.Unlock()
-	return l.write(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "interrupt"}})
+	go func() {
+		_ = l.w.Write(map[string]any{"type": "control_request", "request_id": id, "request": map[string]any{"subtype": "interrupt"}})
+	}()
 }
 
-func (l *live) Close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stdin != nil {
-		_ = l.stdin.Close()
-		l.stdin = nil
-	}
-}
+func (l *live) Close() { l.w.Close() }
 
 func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) {
 	switch gjson.GetBytes(line, "type").Str {
 	case "control_response":
 		return dst, true, false
+	case "system":
+		if gjson.GetBytes(line, "subtype").Str == "init" {
+			l.mu.Lock()
+			l.started = true
+			again := l.pending
+			l.pending = false
+			l.mu.Unlock()
+			if again {
+				l.interrupt()
+			}
+		}
 	case "result":
 		l.turn = turnTotals(gjson.ParseBytes(line), l.lastCost)
 		if c := gjson.GetBytes(line, "total_cost_usd"); c.Type == gjson.Number {

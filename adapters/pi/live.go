@@ -1,7 +1,6 @@
 package pi
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -75,56 +74,61 @@ type live struct {
 	model    string
 	failFast bool
 
-	mu    sync.Mutex
-	stdin io.WriteCloser
-	n     int
+	w  adapters.LineWriter // the agent's stdin
+	mu sync.Mutex          // the fields below
+	n  int
 
 	refused string // the running turn's prompt was refused: pi's error
+	started bool   // agent_start seen in the running turn
+	abort   bool   // an abort was asked before agent_start: sent again at it
 }
 
 func (l *live) Open(stdin io.WriteCloser) {
-	l.stdin = stdin
-	_ = l.write(map[string]any{"id": "hub-session", "type": "get_session_stats"})
+	l.w.Open(stdin)
+	go func() { _ = l.w.Write(map[string]any{"id": "hub-session", "type": "get_session_stats"}) }()
 }
 
-func (l *live) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stdin == nil {
-		return io.ErrClosedPipe
-	}
-	_, err = l.stdin.Write(append(b, '\n'))
-	return err
-}
+func (l *live) Check(prompt string) error { return adapters.CheckPrompt(Name, prompt, MaxPromptBytes) }
 
 func (l *live) Send(prompt string) error {
-	if len(prompt) > MaxPromptBytes {
-		return adapters.CheckPrompt(Name, prompt, MaxPromptBytes)
-	}
 	l.mu.Lock()
 	l.n++
 	id := fmt.Sprintf("hub-%d", l.n)
+	l.started, l.abort = false, false
 	l.mu.Unlock()
-	return l.write(map[string]any{"id": id, "type": "prompt", "message": prompt})
+	return l.w.Write(map[string]any{"id": id, "type": "prompt", "message": prompt})
 }
 
-func (l *live) Interrupt() error { return l.write(map[string]any{"type": "abort"}) }
-
-func (l *live) Close() {
+// Interrupt sends abort. pi 0.73.1 acknowledges an abort that comes before
+// the turn's agent_start and does nothing (the turn runs to its end:
+// recorded in testdata/live/pi/edge-misc): such an abort is sent again at
+// agent_start.
+func (l *live) Interrupt() error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stdin != nil {
-		_ = l.stdin.Close()
-		l.stdin = nil
+	if !l.started {
+		l.abort = true
 	}
+	l.mu.Unlock()
+	go func() { _ = l.w.Write(map[string]any{"type": "abort"}) }()
+	return nil
 }
+
+func (l *live) Close() { l.w.Close() }
 
 func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) {
-	if gjson.GetBytes(line, "type").Str != "response" {
+	switch gjson.GetBytes(line, "type").Str {
+	case "response":
+	case "agent_start":
+		l.mu.Lock()
+		l.started = true
+		again := l.abort
+		l.abort = false
+		l.mu.Unlock()
+		if again {
+			go func() { _ = l.w.Write(map[string]any{"type": "abort"}) }()
+		}
+		return dst, false, false
+	default:
 		return dst, false, false
 	}
 	r := gjson.ParseBytes(line)

@@ -141,6 +141,13 @@ func guardMain(graceNS string, argv []string) int {
 		fmt.Fprintf(status, "E %d\n", int(errno))
 		return 1
 	}
+	// The agent alone reads its stdin: should it close it, or exit, hub's
+	// writes on a stdin pipe fail (EPIPE) rather than fill a pipe the
+	// guard would hold open.
+	if null, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		_ = unix.Dup2(null, 0)
+		_ = unix.Close(null)
+	}
 	g := &guard{leader: member{pid: pid, start: startTime(pid)}, status: status, grace: time.Duration(ns), termed: map[member]bool{}}
 	if beforeReport != nil {
 		beforeReport()
