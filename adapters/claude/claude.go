@@ -98,7 +98,23 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
 		return adapters.Command{}, err
 	}
-	args := []string{"-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"}
+	cmd := runCommand(req, inst, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages")
+	if req.Schema != nil {
+		schema, err := schemaArg(req.Schema)
+		if err != nil {
+			return adapters.Command{}, err
+		}
+		cmd.Args = append(cmd.Args, "--json-schema="+schema)
+	}
+	cmd.Stdin = []byte(req.Prompt)
+	return cmd, nil
+}
+
+// runCommand is the command of every Claude Code process hub starts for
+// req, one-shot or live (SessionCommand): head, then model, session and
+// the permission level's flags; and its environment.
+func runCommand(req adapters.Request, inst adapters.Install, head ...string) adapters.Command {
+	args := head
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
@@ -106,19 +122,12 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		args = append(args, "--resume="+req.Resume)
 	}
 	args = append(args, permissionArgs(req.Permission.OrDefault(), os.Geteuid() == 0)...)
-	if req.Schema != nil {
-		schema, err := schemaArg(req.Schema)
-		if err != nil {
-			return adapters.Command{}, err
-		}
-		args = append(args, "--json-schema="+schema)
-	}
 	// A run must not update the binary under hub's feet.
 	env := []string{"DISABLE_AUTOUPDATER=1"}
 	if req.AgentRetries != nil {
 		env = append(env, fmt.Sprintf("CLAUDE_CODE_MAX_RETRIES=%d", *req.AgentRetries))
 	}
-	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt), Env: env}, nil
+	return adapters.Command{Path: inst.Path, Args: args, Env: env}
 }
 
 // permissionArgs map a permission level onto Claude Code's flags (see

@@ -3,7 +3,6 @@ package claude
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/tidwall/gjson"
@@ -22,19 +21,7 @@ var _ adapters.Sessioner = (*Adapter)(nil)
 // process, until its stdin closes (2.1.328, recorded against mockllm in
 // testdata/live/claude). It prints nothing before the first message.
 func (*Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--include-partial-messages"}
-	if req.Model != "" {
-		args = append(args, "--model="+req.Model)
-	}
-	if req.Resume != "" {
-		args = append(args, "--resume="+req.Resume)
-	}
-	args = append(args, permissionArgs(req.Permission.OrDefault(), os.Geteuid() == 0)...)
-	env := []string{"DISABLE_AUTOUPDATER=1"}
-	if req.AgentRetries != nil {
-		env = append(env, fmt.Sprintf("CLAUDE_CODE_MAX_RETRIES=%d", *req.AgentRetries))
-	}
-	return adapters.Command{Path: inst.Path, Args: args, Env: env}, nil
+	return runCommand(req, inst, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--include-partial-messages"), nil
 }
 
 // NewLive implements adapters.Sessioner.

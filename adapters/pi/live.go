@@ -3,14 +3,12 @@ package pi
 import (
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
-	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/normalize"
 	pinorm "github.com/hubcli/hub/normalize/pi"
 )
@@ -24,34 +22,11 @@ var _ adapters.Sessioner = (*Adapter)(nil)
 // stdin closes (0.73.1, recorded against mockllm in testdata/live/pi; its
 // docs/rpc.md).
 func (*Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	args := []string{"--mode", "rpc"}
-	if provider, model, ok := strings.Cut(req.Model, "/"); ok {
-		if provider == "" || model == "" {
-			return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadModel,
-				"pass --model provider/model, e.g. anthropic/claude-haiku-4-5 (`pi --list-models`)",
-				"--model %q: want provider/model with both parts", req.Model)
-		}
-		args = append(args, "--provider", provider, "--model", model)
-	} else if req.Model != "" {
-		args = append(args, "--model", req.Model)
-	}
-	if req.Resume != "" {
-		if !sessionID.MatchString(req.Resume) {
-			return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadSession,
-				"pass the session_id of an earlier pi run (run.finished.session_id)",
-				"--resume %q is not a whole pi session id (a UUID)", req.Resume)
-		}
-		args = append(args, "--session", req.Resume)
-	}
-	level := req.Permission.OrDefault()
-	toolFlags, err := toolArgs(level)
+	args, err := runArgs(req)
 	if err != nil {
 		return adapters.Command{}, err
 	}
-	if level != grant.Full {
-		toolFlags = append(toolFlags, sessionDirArgs(req)...)
-	}
-	return adapters.Command{Path: inst.Path, Args: append(args, toolFlags...)}, nil
+	return adapters.Command{Path: inst.Path, Args: append([]string{"--mode", "rpc"}, args...)}, nil
 }
 
 // NewLive implements adapters.Sessioner.

@@ -111,10 +111,27 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if err != nil {
 		return adapters.Command{}, err
 	}
-	args := []string{"--print", "--mode", "json"}
+	args, err := runArgs(req)
+	if err != nil {
+		return adapters.Command{}, err
+	}
+	cmd := adapters.Command{Path: inst.Path, Args: append([]string{"--print", "--mode", "json"}, args...)}
+	if argSafe(prompt) {
+		cmd.Args = append(cmd.Args, prompt)
+	} else {
+		cmd.Stdin = []byte(prompt)
+	}
+	return cmd, nil
+}
+
+// runArgs are the arguments of every pi process hub starts for req, one-shot
+// or live (SessionCommand): model, session and the permission level's tool
+// flags. Errors are Command's: bad_model, bad_session, internal.
+func runArgs(req adapters.Request) ([]string, error) {
+	var args []string
 	if provider, model, ok := strings.Cut(req.Model, "/"); ok {
 		if provider == "" || model == "" {
-			return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadModel,
+			return nil, events.NewError(events.BinInvalidInput, events.ReasonBadModel,
 				"pass --model provider/model, e.g. anthropic/claude-haiku-4-5 (`pi --list-models`)",
 				"--model %q: want provider/model with both parts", req.Model)
 		}
@@ -123,7 +140,7 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		args = append(args, "--model", req.Model)
 	}
 	if req.Resume != "" && !sessionID.MatchString(req.Resume) {
-		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadSession,
+		return nil, events.NewError(events.BinInvalidInput, events.ReasonBadSession,
 			"pass the session_id of an earlier pi run (run.finished.session_id)",
 			"--resume %q is not a whole pi session id (a UUID); hub passes pi neither session file paths nor id prefixes", req.Resume)
 	}
@@ -133,18 +150,12 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	level := req.Permission.OrDefault()
 	toolFlags, err := toolArgs(level)
 	if err != nil {
-		return adapters.Command{}, err
+		return nil, err
 	}
 	if level != grant.Full {
 		toolFlags = append(toolFlags, sessionDirArgs(req)...)
 	}
-	cmd := adapters.Command{Path: inst.Path, Args: append(args, toolFlags...)}
-	if argSafe(prompt) {
-		cmd.Args = append(cmd.Args, prompt)
-	} else {
-		cmd.Stdin = []byte(prompt)
-	}
-	return cmd, nil
+	return append(args, toolFlags...), nil
 }
 
 // toolArgs map a permission level onto pi's tool flags (see info.Grants;
