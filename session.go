@@ -7,6 +7,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubcli/hub/adapters"
@@ -32,6 +33,7 @@ var (
 	ErrSessionClosed = errors.New("hub: the session has ended")
 	errSessionClosed = ErrSessionClosed
 	errSessionIdle   = errors.New("hub: the session waited longer than its idle limit (WithSessionIdle) for a prompt")
+	errSentOnce      = errors.New("hub: this Send's turn was already sent: call Send again for another turn")
 )
 
 // interruptedByCaller is the error of a turn Interrupt cut short.
@@ -254,10 +256,17 @@ func (s *Session) armIdle() {
 // Cancelling ctx interrupts the turn (as Interrupt); leaving the loop
 // before the turn.finished interrupts it too, and its remaining events are
 // dropped. The error of the sequence is ErrTurnRunning while another turn
-// runs, ErrSessionClosed once the session ended, or the agent's failure to
-// take the prompt; it is the only element then.
+// runs, ErrSessionClosed once the session ended, an *events.Error for a
+// prompt the agent cannot take (the session goes on), or an error when the
+// sequence is ranged over a second time (it sends its turn once); it is the
+// only element then. Nothing is sent until the sequence is ranged over.
 func (s *Session) Send(ctx context.Context, prompt string) iter.Seq2[events.Event, error] {
+	var ranged atomic.Bool
 	return func(yield func(events.Event, error) bool) {
+		if ranged.Swap(true) {
+			yield(events.Event{}, errSentOnce)
+			return
+		}
 		n, err := s.start(prompt)
 		if err != nil {
 			yield(events.Event{}, err)

@@ -270,6 +270,14 @@ func LiveSessions(t *testing.T, a Agent) {
 		if tf := r.Turn("after the huge prompt MOCK_TEXT", nil); !tf.OK {
 			t.Errorf("turn after the refused prompt: %+v, want ok", tf)
 		}
+		// One Send is one turn, however often its sequence is ranged over.
+		seq := r.S.Send(t.Context(), "once MOCK_TEXT")
+		if errs := collect(seq); len(errs) == 0 || errs[len(errs)-1] != nil {
+			t.Errorf("the turn of a Send gave errors %v", errs)
+		}
+		if errs := collect(seq); len(errs) != 1 || errs[0] == nil {
+			t.Errorf("ranging a Send's sequence again gave %v, want one error (no second turn)", errs)
+		}
 		// The agent dies between turns: the session ends, and says why.
 		pid := r.PID()
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
