@@ -128,11 +128,7 @@ func NewSession(ctx context.Context, req Request, opts ...Option) (*Session, err
 		}
 		return newResumed(ctx, req, o, opts)
 	}
-	s := &Session{req: req, idle: DefaultSessionIdle, turnTimeout: o.turnTimeout, ready: make(chan struct{}), done: make(chan struct{})}
-	if o.sessionIdleSet {
-		s.idle = o.sessionIdle
-	}
-	s.cond = sync.NewCond(&s.mu)
+	s := newSession(req, o)
 	o.session = s
 	sctx, cancel := context.WithCancelCause(ctx)
 	s.cancel = cancel
@@ -158,6 +154,17 @@ func NewSession(ctx context.Context, req Request, opts ...Option) (*Session, err
 	}
 	s.armIdle()
 	return s, nil
+}
+
+// newSession is a Session of req with o's session options (idle limit,
+// turn timeout), live or held by resuming.
+func newSession(req Request, o options) *Session {
+	s := &Session{req: req, idle: DefaultSessionIdle, turnTimeout: o.turnTimeout, ready: make(chan struct{}), done: make(chan struct{})}
+	if o.sessionIdleSet {
+		s.idle = o.sessionIdle
+	}
+	s.cond = sync.NewCond(&s.mu)
+	return s
 }
 
 // checkSessionRequest refuses what a session cannot carry, before anything

@@ -3,7 +3,6 @@ package hub
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/hubcli/hub/budget"
@@ -56,11 +55,7 @@ type resumed struct {
 // newResumed starts a session of req's agent held by resuming; nothing
 // runs until the first turn.
 func newResumed(ctx context.Context, req Request, o options, opts []Option) (*Session, error) {
-	s := &Session{req: req, idle: DefaultSessionIdle, ready: make(chan struct{}), done: make(chan struct{})}
-	if o.sessionIdleSet {
-		s.idle = o.sessionIdle
-	}
-	s.cond = sync.NewCond(&s.mu)
+	s := newSession(req, o)
 	s.rs = &resumed{ctx: ctx, opts: append(opts[:len(opts):len(opts)], WithRunID(o.runID)), runID: o.runID, clock: o.clock,
 		agent: req.Agent, began: time.Now(), start: o.clock()}
 	s.cancel = func(error) {}

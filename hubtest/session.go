@@ -365,34 +365,7 @@ func LiveSessions(t *testing.T, a Agent) {
 	})
 	t.Run("TurnTimeout", func(t *testing.T) {
 		t.Parallel()
-		e := a.Prepare(t, Setup{})
-		// Long enough for the first turn, which includes the CLI's start.
-		limit := a.IdleTimeout
-		if limit == 0 {
-			limit = 8 * time.Second
-		}
-		r := e.StartSession(t, budget.Limits{IdleTimeout: 5 * time.Minute}, hub.WithTurnTimeout(limit))
-		if tf := r.Turn("quick MOCK_TEXT", nil); !tf.OK {
-			t.Fatalf("turn 1: %+v", tf)
-		}
-		start := time.Now()
-		tf := r.Turn("stalls "+string(mockllm.Stall), nil)
-		took := time.Since(start)
-		if tf.OK || !tf.Interrupted || tf.Error == nil || tf.Error.Bin != events.BinTimeout || tf.Error.Reason != events.ReasonWall {
-			t.Errorf("stalled turn: %+v, want interrupted, timeout/wall", tf)
-		}
-		if took < limit {
-			t.Errorf("the stalled turn ended after %s, before its limit %s", took, limit)
-		}
-		if tf := r.Turn("after the timeout MOCK_ANSWER goes-on", nil); !tf.OK || !strings.Contains(tf.Text, "goes-on") {
-			t.Errorf("turn after the timed-out one: %+v, want ok: the session goes on", tf)
-		}
-		if n := r.Count(events.TypeRunStarted); n != 1 {
-			t.Errorf("%d run.started: the turn's timeout must not restart the agent", n)
-		}
-		if fin := r.Close(); !fin.OK {
-			t.Errorf("run.finished %+v, want ok", fin.Error)
-		}
+		turnTimeout(t, a)
 	})
 	t.Run("BudgetInSecondTurn", func(t *testing.T) {
 		t.Parallel()
@@ -522,6 +495,39 @@ func sessionChild(t *testing.T, a Agent, cfg string) {
 	time.Sleep(5 * time.Minute) // until the parent SIGKILLs this process
 }
 
+// turnTimeout: with WithTurnTimeout, a stalled turn is interrupted at the
+// limit (timeout/wall) and the session goes on in the same stream.
+func turnTimeout(t *testing.T, a Agent) {
+	e := a.Prepare(t, Setup{})
+	// Long enough for the first turn, which includes the CLI's start.
+	limit := a.IdleTimeout
+	if limit == 0 {
+		limit = 8 * time.Second
+	}
+	r := e.StartSession(t, budget.Limits{IdleTimeout: 5 * time.Minute}, hub.WithTurnTimeout(limit))
+	if tf := r.Turn("quick MOCK_TEXT", nil); !tf.OK {
+		t.Fatalf("turn 1: %+v", tf)
+	}
+	start := time.Now()
+	tf := r.Turn("stalls "+string(mockllm.Stall), nil)
+	took := time.Since(start)
+	if tf.OK || !tf.Interrupted || tf.Error == nil || tf.Error.Bin != events.BinTimeout || tf.Error.Reason != events.ReasonWall {
+		t.Errorf("stalled turn: %+v, want interrupted, timeout/wall", tf)
+	}
+	if took < limit {
+		t.Errorf("the stalled turn ended after %s, before its limit %s", took, limit)
+	}
+	if tf := r.Turn("after the timeout MOCK_ANSWER goes-on", nil); !tf.OK || !strings.Contains(tf.Text, "goes-on") {
+		t.Errorf("turn after the timed-out one: %+v, want ok: the session goes on", tf)
+	}
+	if n := r.Count(events.TypeRunStarted); n != 1 {
+		t.Errorf("%d run.started, want 1 in the session's stream: the turn's timeout must not end the session", n)
+	}
+	if fin := r.Close(); !fin.OK {
+		t.Errorf("run.finished %+v, want ok", fin.Error)
+	}
+}
+
 // collect returns the errors of a sequence.
 func collect(seq func(func(events.Event, error) bool)) []error {
 	var errs []error
@@ -536,8 +542,12 @@ func collect(seq func(func(events.Event, error) bool)) []error {
 // hub, as a session held by resuming (hub.NewSession's fallback): three
 // turns, each a process of its own resuming the last, announced as mode
 // "resume", the third model call carrying the earlier turns; and a turn
-// interrupted (its process stopped) with the session going on after it.
+// cut at its time limit (its process stopped) with the session going on.
 func ResumedSessions(t *testing.T, a Agent) {
+	t.Run("TurnTimeout", func(t *testing.T) {
+		t.Parallel()
+		turnTimeout(t, a)
+	})
 	t.Run("ThreeTurns", func(t *testing.T) {
 		t.Parallel()
 		e := a.Prepare(t, Setup{})
