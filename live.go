@@ -268,11 +268,9 @@ func (d *liveDecoder) endTurn(dst []events.Body) []events.Body {
 	if o.Text != "" {
 		d.lastText = o.Text
 	}
-	usage, source, _, tools := d.r.s.meter.Totals()
-	tf := events.TurnFinished{Turn: n, OK: o.OK, Error: o.Error, Text: o.Text, ToolCalls: max(tools-startTools, 0),
-		DurationMS: max(d.r.opt.clock().Sub(began).Milliseconds(), 0), CostSource: source}
-	tf.Usage = usage.Add(negate(startUsage))
-	tf.Usage.CostUSD = subCost(usage.CostUSD, startUsage.CostUSD)
+	tf := events.TurnFinished{Turn: n, OK: o.OK, Error: o.Error, Text: o.Text,
+		DurationMS: max(d.r.opt.clock().Sub(began).Milliseconds(), 0)}
+	tf.Usage, tf.CostSource, tf.ToolCalls = d.metered(startUsage, startTools)
 	if ts := o.Totals; ts != nil {
 		tf.Usage, tf.CostSource = ts.Usage, ts.CostSource
 		d.totals = addTotals(d.totals, ts)
@@ -308,6 +306,16 @@ func (d *liveDecoder) endTurn(dst []events.Body) []events.Body {
 		in.UseIndex(d.ix)
 	}
 	return dst
+}
+
+// metered is what the meter saw of the running turn, which began at the
+// meter's startUsage and startTools: its usage (the cost known when the
+// meter's is), the meter's cost source, and its tool calls.
+func (d *liveDecoder) metered(startUsage events.Tokens, startTools int64) (events.Tokens, events.CostSource, int64) {
+	usage, source, _, tools := d.r.s.meter.Totals()
+	turn := usage.Add(negate(startUsage))
+	turn.CostUSD = subCost(usage.CostUSD, startUsage.CostUSD)
+	return turn, source, max(tools-startTools, 0)
 }
 
 // addTotals returns a + b (a nil: b): counts added, the cost known only
@@ -419,9 +427,8 @@ func (d *liveDecoder) finishTurn(rf events.RunFinished) {
 		DurationMS: max(d.r.opt.clock().Sub(began).Milliseconds(), 0)}
 	if startSet {
 		// What the meter saw of the turn until it was cut short.
-		usage, source, _, tools := d.r.s.meter.Totals()
-		tf.Usage, tf.ToolCalls = usage.Add(negate(startUsage)), max(tools-startTools, 0)
-		tf.Usage.CostUSD = subCost(usage.CostUSD, startUsage.CostUSD)
+		var source events.CostSource
+		tf.Usage, source, tf.ToolCalls = d.metered(startUsage, startTools)
 		if tf.CostUSD = tf.Usage.CostUSD; tf.CostUSD != nil {
 			tf.CostSource = source
 		}

@@ -110,3 +110,40 @@ func (w *LineWriter) Close() {
 	}
 	w.closed = true
 }
+
+// EarlyInterrupt keeps an interrupt asked before the CLI began the turn
+// (before Claude Code's system/init, pi's agent_start), which Claude Code
+// 2.1.328 and pi 0.73.1 acknowledge and then drop, running the turn to its
+// end: the Live sends it again when the turn begins. The zero value is
+// ready; it is safe for concurrent use.
+type EarlyInterrupt struct {
+	mu    sync.Mutex
+	began bool // the running turn has begun
+	asked bool // an interrupt came before it began
+}
+
+// Sent says a new turn's prompt is being sent.
+func (e *EarlyInterrupt) Sent() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.began, e.asked = false, false
+}
+
+// Asked says an interrupt is being sent.
+func (e *EarlyInterrupt) Asked() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.began {
+		e.asked = true
+	}
+}
+
+// Began says the turn began, and reports whether an interrupt asked before
+// is to be sent again now.
+func (e *EarlyInterrupt) Began() (again bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.began = true
+	again, e.asked = e.asked, false
+	return again
+}

@@ -47,14 +47,10 @@ type live struct {
 	model    string
 	failFast bool
 
-	w    adapters.LineWriter // the agent's stdin
-	mu   sync.Mutex          // the fields below
-	ints int
-	// pending: an interrupt was asked before the turn's system/init, which
-	// Claude Code 2.1.328 acknowledges and ignores (the turn then runs to
-	// its end): it is sent again at the init.
-	pending bool
-	started bool // the running turn's system/init was seen
+	w     adapters.LineWriter     // the agent's stdin
+	early adapters.EarlyInterrupt // sent again at the turn's system/init
+	mu    sync.Mutex              // ints
+	ints  int
 
 	lastCost *float64          // total_cost_usd of the last result
 	turn     *normalize.Totals // the running turn's own totals, from its result
@@ -65,9 +61,7 @@ func (l *live) Open(stdin io.WriteCloser) { l.w.Open(stdin) }
 func (l *live) Check(prompt string) error { return adapters.CheckPrompt(Name, prompt, MaxPromptBytes) }
 
 func (l *live) Send(prompt string) error {
-	l.mu.Lock()
-	l.started, l.pending = false, false
-	l.mu.Unlock()
+	l.early.Sent()
 	return l.w.Write(map[string]any{
 		"type":               "user",
 		"message":            map[string]any{"role": "user", "content": prompt},
@@ -77,11 +71,7 @@ func (l *live) Send(prompt string) error {
 }
 
 func (l *live) Interrupt() error {
-	l.mu.Lock()
-	if !l.started {
-		l.pending = true
-	}
-	l.mu.Unlock()
+	l.early.Asked()
 	l.interrupt()
 	return nil
 }
@@ -105,15 +95,8 @@ func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) 
 	case "control_response":
 		return dst, true, false
 	case "system":
-		if gjson.GetBytes(line, "subtype").Str == "init" {
-			l.mu.Lock()
-			l.started = true
-			again := l.pending
-			l.pending = false
-			l.mu.Unlock()
-			if again {
-				l.interrupt()
-			}
+		if gjson.GetBytes(line, "subtype").Str == "init" && l.early.Began() {
+			l.interrupt()
 		}
 	case "result":
 		l.turn = turnTotals(gjson.ParseBytes(line), l.lastCost)

@@ -49,13 +49,12 @@ type live struct {
 	model    string
 	failFast bool
 
-	w  adapters.LineWriter // the agent's stdin
-	mu sync.Mutex          // the fields below
-	n  int
+	w     adapters.LineWriter     // the agent's stdin
+	early adapters.EarlyInterrupt // sent again at the turn's agent_start
+	mu    sync.Mutex              // n
+	n     int                     // prompts sent, for their ids
 
-	refused string // the running turn's prompt was refused: pi's error
-	started bool   // agent_start seen in the running turn
-	abort   bool   // an abort was asked before agent_start: sent again at it
+	refused string // the running turn's prompt was refused (run goroutine only): pi's error
 }
 
 func (l *live) Open(stdin io.WriteCloser) {
@@ -69,8 +68,8 @@ func (l *live) Send(prompt string) error {
 	l.mu.Lock()
 	l.n++
 	id := fmt.Sprintf("hub-%d", l.n)
-	l.started, l.abort = false, false
 	l.mu.Unlock()
+	l.early.Sent()
 	return l.w.Write(map[string]any{"id": id, "type": "prompt", "message": prompt})
 }
 
@@ -79,13 +78,14 @@ func (l *live) Send(prompt string) error {
 // recorded in testdata/live/pi/edge-misc): such an abort is sent again at
 // agent_start.
 func (l *live) Interrupt() error {
-	l.mu.Lock()
-	if !l.started {
-		l.abort = true
-	}
-	l.mu.Unlock()
-	go func() { _ = l.w.Write(map[string]any{"type": "abort"}) }()
+	l.early.Asked()
+	l.abort()
 	return nil
+}
+
+// abort sends abort, without waiting for the write.
+func (l *live) abort() {
+	go func() { _ = l.w.Write(map[string]any{"type": "abort"}) }()
 }
 
 func (l *live) Close() { l.w.Close() }
@@ -94,13 +94,8 @@ func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) 
 	switch gjson.GetBytes(line, "type").Str {
 	case "response":
 	case "agent_start":
-		l.mu.Lock()
-		l.started = true
-		again := l.abort
-		l.abort = false
-		l.mu.Unlock()
-		if again {
-			go func() { _ = l.w.Write(map[string]any{"type": "abort"}) }()
+		if l.early.Began() {
+			l.abort()
 		}
 		return dst, false, false
 	default:
