@@ -4,6 +4,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -124,4 +127,33 @@ func TestSupervisorInterrupt(t *testing.T) {
 		default:
 		}
 	})
+}
+
+// TestSupervisorStdinOnlyTheAgent: the process alone holds the read end of
+// its stdin pipe (the guard gives its own away once the process started):
+// when the process closes its stdin, a write on Stdin fails (EPIPE) at
+// once, rather than filling a pipe nobody reads and then waiting forever.
+// The process table is read too: no process of the tree has the pipe open.
+func TestSupervisorStdinOnlyTheAgent(t *testing.T) {
+	t.Parallel()
+	s, err := Launch(Spec{Path: "/bin/sh", Args: []string{"-c", `exec 0<&-; echo closed; exec sleep 30`},
+		Env: os.Environ(), StdinPipe: true, Grace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		s.Kill(errors.New("test over"))
+		_, _ = io.Copy(io.Discard, s.Stdout())
+		s.Wait()
+	}()
+	if got := readLine(t, s.Stdout()); got != "closed" {
+		t.Fatalf("line = %q, want closed", got)
+	}
+	if _, err := io.WriteString(s.Stdin(), "anyone there?\n"); !errors.Is(err, syscall.EPIPE) {
+		t.Errorf("write on the stdin the process closed = %v, want EPIPE", err)
+	}
+	// The guard's own fd 0 is no longer the pipe.
+	if link, err := os.Readlink("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/fd/0"); err != nil || strings.HasPrefix(link, "pipe:") {
+		t.Errorf("the guard's fd 0 = %q (%v), want /dev/null", link, err)
+	}
 }
