@@ -120,7 +120,7 @@ func (d *liveDecoder) Close() {
 }
 
 // send starts turn n with prompt: turn.started goes out under the run's
-// lock, then the prompt goes to the agent. The error is errSessionClosed
+// lock, then the prompt goes to the agent. The error is ErrSessionClosed
 // when no turn can start.
 func (d *liveDecoder) send(n int64, prompt string) error {
 	if err := d.live.Check(prompt); err != nil {
@@ -130,7 +130,7 @@ func (d *liveDecoder) send(n int64, prompt string) error {
 	lk := d.lk
 	d.mu.Unlock()
 	if lk == nil {
-		return errSessionClosed
+		return ErrSessionClosed
 	}
 	lk.mu.Lock()
 	d.mu.Lock()
@@ -138,7 +138,7 @@ func (d *liveDecoder) send(n int64, prompt string) error {
 	if !d.opened || !d.stdinUp || d.closed || d.abort != nil || d.r.s.over != nil || d.r.s.sinkErr != nil {
 		d.mu.Unlock()
 		lk.mu.Unlock()
-		return errSessionClosed
+		return ErrSessionClosed
 	}
 	d.turn, d.running, d.interrupted, d.startSet = n, true, nil, false
 	d.began = d.r.opt.clock()

@@ -31,7 +31,6 @@ var (
 	// called, or the agent's process ended (Close returns its run.finished,
 	// which says why).
 	ErrSessionClosed = errors.New("hub: the session has ended")
-	errSessionClosed = ErrSessionClosed
 	errSessionIdle   = errors.New("hub: the session waited longer than its idle limit (WithSessionIdle) for a prompt")
 	errSentOnce      = errors.New("hub: this Send's turn was already sent: call Send again for another turn")
 )
@@ -474,7 +473,7 @@ func (s *Session) end(cause error) {
 	s.mu.Unlock()
 	if s.rs != nil {
 		if cause == nil {
-			cause = errSessionClosed
+			cause = ErrSessionClosed
 		}
 		go s.finishResumed(cause)
 		return
@@ -492,7 +491,7 @@ func (s *Session) end(cause error) {
 		case <-s.done:
 		case <-t.C:
 			if cause == nil {
-				cause = errSessionClosed
+				cause = ErrSessionClosed
 			}
 			s.cancel(cause)
 		}
