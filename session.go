@@ -506,3 +506,32 @@ func (s *Session) Finished() (events.Event, bool) {
 	defer s.mu.Unlock()
 	return s.finEv, s.fin != nil
 }
+
+// Done returns a channel that is closed once the session has ended: Close
+// ended it, or it ended on its own (the agent's process exited, a limit
+// stopped it, its idle limit ran out). Close, Finished and Unread then
+// return at once. A session held by resuming ends only when Close or its
+// idle limit ends it: a turn that spends its limits makes the next Send
+// ErrSessionClosed.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Unread returns, once the session has ended (Done), the events of its
+// stream that no Send returned, in order, its run.finished last: the
+// run.started and session.started of a session that never took a turn,
+// the notices that came after the last turn. Each is returned once: a
+// second call, or a call before the end, returns nil. Call it when no Send
+// is still reading its turn (whose remaining events it would take). With
+// the events the Sends returned, they make the whole stream, seq without
+// gaps.
+func (s *Session) Unread() []events.Event {
+	select {
+	case <-s.done:
+	default:
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q
+}
