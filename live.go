@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"errors"
 	"io"
 	"strconv"
 	"sync"
@@ -155,7 +156,12 @@ func (d *liveDecoder) send(n int64, prompt string) error {
 		d.mu.Lock()
 		closedByHub := d.closed
 		d.mu.Unlock()
-		if !closedByHub {
+		var why *events.Error
+		switch {
+		case closedByHub:
+		case errors.As(err, &why):
+			stop(why) // the Live's own reason (Codex's thread never started)
+		default:
 			stop(events.NewError(events.BinProtocol, events.ReasonUnexpectedExit,
 				"start a new session (resume it with its session_id)", "the agent no longer reads its stdin (%v): it takes no more prompts", err))
 		}

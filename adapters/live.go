@@ -39,7 +39,10 @@ type Live interface {
 	Check(prompt string) error
 	// Send writes prompt as the next turn. The caller sends a turn only
 	// once the last one ended. It may block while the agent does not read
-	// its stdin; Interrupt and Close must not wait for it.
+	// its stdin, or for the session the CLI has yet to start (Codex's
+	// thread); Interrupt and Close must not wait for it, and Close ends
+	// its wait. An *events.Error says why the session cannot take the
+	// turn, and ends it with that error.
 	Send(prompt string) error
 	// Interrupt asks the agent to stop the running turn and keep the
 	// session (Claude Code's interrupt control request, pi's abort): the

@@ -55,7 +55,7 @@ func parseChat(body []byte) (call, error) {
 	}
 	c.scenario, c.afterMarker = chooseScenario(user, system)
 	if len(user) > 0 {
-		c.userText, c.lastUserText = user[0], user[len(user)-1]
+		c.userText, c.lastUserText, c.userTexts = user[0], user[len(user)-1], user
 	}
 	for _, t := range req.Tools {
 		c.tools = append(c.tools, tool{name: t.Function.Name, schema: t.Function.Parameters})

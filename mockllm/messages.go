@@ -71,7 +71,7 @@ func parseMessages(body []byte) (call, error) {
 	}
 	c.scenario, c.afterMarker = chooseScenario(user, system)
 	if len(user) > 0 {
-		c.userText, c.lastUserText = user[0], user[len(user)-1]
+		c.userText, c.lastUserText, c.userTexts = user[0], user[len(user)-1], user
 	}
 	for _, t := range req.Tools {
 		c.tools = append(c.tools, tool{name: t.Name, schema: t.InputSchema})

@@ -82,7 +82,7 @@ func parseResponses(body []byte) (call, error) {
 	}
 	c.scenario, c.afterMarker = chooseScenario(user, system)
 	if len(user) > 0 {
-		c.userText, c.lastUserText = user[0], user[len(user)-1]
+		c.userText, c.lastUserText, c.userTexts = user[0], user[len(user)-1], user
 	}
 	for _, t := range req.Tools {
 		if t.Name != "" {

@@ -271,12 +271,13 @@ type call struct {
 	model        string
 	stream       bool
 	tools        []tool
-	toolResult   *string // the latest tool result in the conversation, if any
-	toolResults  int     // how many tool results the conversation holds
-	endsInResult bool    // the last message is a tool result with no text of its own
-	answered     int     // how many assistant messages the conversation holds
-	userText     string  // the first user message's text
-	lastUserText string  // the last user message's text
+	toolResult   *string  // the latest tool result in the conversation, if any
+	toolResults  int      // how many tool results the conversation holds
+	endsInResult bool     // the last message is a tool result with no text of its own
+	answered     int      // how many assistant messages the conversation holds
+	userText     string   // the first user message's text
+	lastUserText string   // the last user message's text
+	userTexts    []string // every user message's text, in order
 	// afterMarker is the rest of the marker's line, after the marker word
 	// that chose the scenario: " write {...}" for [Call].
 	afterMarker string

@@ -48,6 +48,9 @@ type Request struct {
 	// LastUserText is the text of its last user message: the prompt, for
 	// clients that send context messages first (codex).
 	LastUserText string
+	// UserTexts are the texts of all its user messages, in order: a
+	// session's later call carries the earlier turns' prompts.
+	UserTexts []string
 	// Answered is how many assistant messages the conversation already
 	// holds: 0 in a session's first model call; a later turn of the same
 	// conversation carries the earlier turns' answers.
@@ -245,6 +248,7 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 		ToolResult:   c.toolResult != nil,
 		UserText:     c.userText,
 		LastUserText: c.lastUserText,
+		UserTexts:    c.userTexts,
 		Answered:     c.answered,
 		Tools:        c.toolNames(),
 	}

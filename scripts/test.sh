@@ -9,9 +9,10 @@
 #   contrib   beside main: the nested modules, contrib/kubernetes and
 #             contrib/temporal against a real Temporal dev server
 #             (scripts/temporal-test.sh); short, and mostly waiting
-#   min       after main: the contract scenarios (TestReal) and golden
-#             transcripts (TestGolden) on each agent's minimum version
-#             (MinVersion), for every agent whose minimum is not its pin
+#   min       after main: the contract scenarios (TestReal), golden
+#             transcripts (TestGolden) and live sessions (TestRealSession)
+#             on each agent's minimum version (MinVersion), for every agent
+#             whose minimum is not its pin
 # The suite is CPU-bound on 2 cores (the agent CLIs' start-up: about 7 s
 # of CPU for each OpenCode run), so min does not run beside main: the
 # load would only stretch the tests' timing for little gain (measured:
@@ -124,7 +125,7 @@ min_tests() {
     pkgs+=("./adapters/$agent")
   done
   echo "test: minimum versions of $*"
-  go test -race -count=1 -timeout 30m -run '^(TestReal|TestGolden)$' "${pkgs[@]}"
+  go test -race -count=1 -timeout 30m -run '^(TestReal|TestGolden|TestRealSession)$' "${pkgs[@]}"
 }
 # contrib: modules of their own (hub's module gains no dependency from
 # them), so ./... neither vets nor tests them; gofmt's check above covers

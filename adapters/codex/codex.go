@@ -106,17 +106,8 @@ var info = adapters.Info{
 // invalid_input/bad_session (Codex would read it as a thread name and, when
 // no thread has that name, silently start a new session).
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
+	if err := checkPrompt(req.Prompt); err != nil {
 		return adapters.Command{}, err
-	}
-	if !utf8.ValidString(req.Prompt) {
-		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
-			"send the prompt as UTF-8 text", "codex accepts only UTF-8 prompts; this one has invalid bytes")
-	}
-	if n := utf8.RuneCountInString(req.Prompt); n > MaxPromptChars {
-		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
-			"put the material in files in the working directory and refer to them in a short prompt",
-			"prompt is %d characters; codex accepts at most %d", n, MaxPromptChars)
 	}
 	if req.Resume != "" && !sessionID.MatchString(req.Resume) {
 		return adapters.Command{}, events.NewError(events.BinInvalidInput, events.ReasonBadSession,
@@ -150,6 +141,25 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 		args = append(append(args, schema...), "-")
 	}
 	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt)}, nil
+}
+
+// checkPrompt refuses a prompt Codex would refuse or cut: over
+// MaxPromptBytes or MaxPromptChars (invalid_input/prompt_too_large), empty
+// or not UTF-8 (invalid_input/bad_request).
+func checkPrompt(prompt string) error {
+	if err := adapters.CheckPrompt(Name, prompt, MaxPromptBytes); err != nil {
+		return err
+	}
+	if !utf8.ValidString(prompt) {
+		return events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"send the prompt as UTF-8 text", "codex accepts only UTF-8 prompts; this one has invalid bytes")
+	}
+	if n := utf8.RuneCountInString(prompt); n > MaxPromptChars {
+		return events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge,
+			"put the material in files in the working directory and refer to them in a short prompt",
+			"prompt is %d characters; codex accepts at most %d", n, MaxPromptChars)
+	}
+	return nil
 }
 
 // sandboxArgs map a permission level onto Codex's sandbox (see

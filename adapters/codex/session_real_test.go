@@ -6,10 +6,9 @@ import (
 	"github.com/hubcli/hub/hubtest"
 )
 
-// TestRealSession: Codex has no live session through hub yet (its
-// app-server is not driven), so hub.NewSession holds one by resuming, and
-// says so (session.started mode "resume").
+// TestRealSession: Codex holds a live session through its app-server (one
+// process for every turn), against the mock server.
 func TestRealSession(t *testing.T) {
 	t.Parallel()
-	hubtest.ResumedSessions(t, agent)
+	hubtest.LiveSessions(t, agent)
 }
