@@ -611,12 +611,15 @@ func SessionLatency(t *testing.T, a Agent) {
 	e := a.Prepare(t, Setup{})
 	r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute})
 	r.Turn("warm up MOCK_TEXT", nil)
-	var sid string
-	for _, ev := range r.Events {
-		if ss, ok := ev.Body.(events.SessionStarted); ok {
-			sid = ss.SessionID
-		}
+	// The fresh runs resume a session of their own: Codex 0.169.0 refuses
+	// to resume a thread its live app-server still writes ("thread … already
+	// has an active writer").
+	req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Cwd: e.Work, Env: slices.Clone(e.Env), Prompt: "warm up MOCK_TEXT"}
+	fin := hub.Run(t.Context(), req, func(events.Event) error { return nil })
+	if !fin.OK || fin.SessionID == nil {
+		t.Fatalf("the run to resume: %+v", fin.Error)
 	}
+	sid := *fin.SessionID
 	var live, resume []time.Duration
 	for range n {
 		var first time.Duration
@@ -635,7 +638,7 @@ func SessionLatency(t *testing.T, a Agent) {
 		start = time.Now()
 		req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Cwd: e.Work, Env: slices.Clone(e.Env),
 			Prompt: "follow-up MOCK_TEXT", Resume: sid}
-		fin := hub.Run(t.Context(), req, func(ev events.Event) error {
+		fin = hub.Run(t.Context(), req, func(ev events.Event) error {
 			switch ev.Body.(type) {
 			case events.RunStarted, events.Notice:
 			default:
