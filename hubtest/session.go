@@ -41,9 +41,21 @@ type SessionRun struct {
 // if the session does not start. Close it with [SessionRun.Close].
 func (e *Env) StartSession(t *testing.T, limits budget.Limits, opts ...hub.Option) *SessionRun {
 	t.Helper()
+	return e.startSession(t, limits, "", opts...)
+}
+
+// ResumeSession is StartSession going on with the agent's session id (an
+// earlier run's session_id).
+func (e *Env) ResumeSession(t *testing.T, limits budget.Limits, id string, opts ...hub.Option) *SessionRun {
+	t.Helper()
+	return e.startSession(t, limits, id, opts...)
+}
+
+func (e *Env) startSession(t *testing.T, limits budget.Limits, resume string, opts ...hub.Option) *SessionRun {
+	t.Helper()
 	bin := Bin(t, e.Agent.Name)
 	Unbounded(t, &limits)
-	req := hub.Request{Agent: e.Agent.Name, Model: e.Agent.Model, Bin: bin, Cwd: e.Work, Env: slices.Clone(e.Env), Limits: limits}
+	req := hub.Request{Agent: e.Agent.Name, Model: e.Agent.Model, Bin: bin, Cwd: e.Work, Env: slices.Clone(e.Env), Limits: limits, Resume: resume}
 	s, err := hub.NewSession(t.Context(), req, opts...)
 	if err != nil {
 		t.Fatalf("NewSession: %v", err)
@@ -368,6 +380,41 @@ func LiveSessions(t *testing.T, a Agent) {
 	t.Run("TurnTimeout", func(t *testing.T) {
 		t.Parallel()
 		turnTimeout(t, a)
+	})
+	t.Run("Resumed", func(t *testing.T) {
+		t.Parallel()
+		// A live session that goes on with an earlier run's session (hub
+		// acp restarts a crashed agent so): the first turn's model call
+		// carries the run's prompt and answer, and the session keeps its
+		// id.
+		e := a.Prepare(t, Setup{})
+		req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Cwd: e.Work, Env: slices.Clone(e.Env), Prompt: "the earlier run MOCK_ANSWER earlier-answer"}
+		Unbounded(t, &req.Limits)
+		fin := hub.Run(t.Context(), req, func(events.Event) error { return nil })
+		if !fin.OK || fin.SessionID == nil {
+			t.Fatalf("the run to resume: %+v", fin.Error)
+		}
+		r := e.ResumeSession(t, budget.Limits{IdleTimeout: time.Minute}, *fin.SessionID)
+		if tf := r.Turn("the resumed turn MOCK_ANSWER x MOCK_THEN resumed-answer", nil); !tf.OK || !strings.Contains(tf.Text, "resumed-answer") {
+			t.Errorf("resumed turn: %+v, want ok with the answer to the second message of the conversation", tf)
+		}
+		calls := ModelCalls(e.Server)
+		last := calls[len(calls)-1]
+		if !slices.ContainsFunc(last.UserTexts, func(s string) bool { return strings.Contains(s, "the earlier run") }) || last.Answered < 1 {
+			t.Errorf("the resumed turn's model call: user texts %q, %d answers: want the earlier run's prompt and answer", last.UserTexts, last.Answered)
+		}
+		var ids []string
+		for _, ev := range r.Events {
+			if ss, ok := ev.Body.(events.SessionStarted); ok {
+				ids = append(ids, ss.SessionID)
+			}
+		}
+		if len(ids) != 1 || ids[0] != *fin.SessionID {
+			t.Errorf("session.started ids %q, want only the resumed %q", ids, *fin.SessionID)
+		}
+		if fin := r.Close(); !fin.OK {
+			t.Errorf("run.finished %+v, want ok", fin.Error)
+		}
 	})
 	t.Run("BudgetInSecondTurn", func(t *testing.T) {
 		t.Parallel()
