@@ -10,6 +10,7 @@ import (
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/normalize"
 )
 
@@ -55,6 +56,37 @@ type liveDecoder struct {
 	startTools  int64
 	startSet    bool // startUsage and startTools are the running turn's
 	closed      bool // the session's stdin was closed
+	ended       bool // the agent exited (Close): nothing more is emitted from outside the run's goroutine
+
+	broker *broker       // the approver's, when the run has one
+	inline []events.Body // approval notices of the run's goroutine, for Decode to emit
+}
+
+// approvals starts asking the run's approver about the agent's tool calls
+// (WithApprover), before Open: the Live is adapters.Approving (NewSession
+// refused it otherwise).
+func (d *liveDecoder) approvals(a Approver, watch *grant.Watch, lk *runLock, stop func(error)) {
+	ap, ok := d.live.(adapters.Approving)
+	if !ok {
+		return
+	}
+	notice := func(n events.Notice, inline bool) {
+		if inline { // from Line, on the run's goroutine
+			d.inline = append(d.inline, n)
+			return
+		}
+		lk.mu.Lock()
+		defer lk.mu.Unlock()
+		d.mu.Lock()
+		ended := d.ended
+		d.mu.Unlock()
+		if !ended {
+			d.r.s.emit(n)
+		}
+	}
+	d.broker = newBroker(a, d.r.req.Agent, watch, d.r.cwd(), notice, func(e *events.Error) { stop(e) })
+	watch.Decided = d.broker.decided
+	ap.Approvals(d.broker.ask)
 }
 
 func newLiveDecoder(r *runner, live adapters.Live) *liveDecoder {
@@ -114,6 +146,10 @@ func (d *liveDecoder) Close() {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.ended = true
+	if d.broker != nil {
+		d.broker.close()
+	}
 	if d.stdinUp {
 		d.stdinUp = false
 		d.live.Close()
@@ -224,6 +260,10 @@ func (d *liveDecoder) Decode(dst []events.Body, line []byte) []events.Body {
 	d.mu.Unlock()
 	start := len(dst)
 	dst, own, end := d.live.Line(dst, line)
+	if len(d.inline) > 0 {
+		dst = append(dst, d.inline...)
+		d.inline = d.inline[:0]
+	}
 	if !own {
 		dst = d.inner.Decode(dst, line)
 		// The turn's decoder knows its terminal event as it knows a run's

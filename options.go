@@ -16,17 +16,18 @@ type Option func(*options)
 
 // options are a run's knobs; the zero value is the default.
 type options struct {
-	runID   string
-	clock   func() time.Time
-	kill    <-chan struct{}
-	orphans bool // the caller is a child subreaper (see WithOrphans)
-	rawLog  io.Writer
-	guards  []Guard
-	confirm Confirm
-	approve Approve
-	diffOut func([]byte)
-	tempDir string
-	flush   func() error
+	runID    string
+	clock    func() time.Time
+	kill     <-chan struct{}
+	orphans  bool // the caller is a child subreaper (see WithOrphans)
+	rawLog   io.Writer
+	guards   []Guard
+	confirm  Confirm
+	approve  Approve
+	approver Approver // tool calls (WithApprover)
+	diffOut  func([]byte)
+	tempDir  string
+	flush    func() error
 
 	session        *Session // NewSession's: the run is a live session
 	sessionIdle    time.Duration

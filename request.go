@@ -124,6 +124,14 @@ func (r Request) SchemaRetriesOrDefault() int {
 }
 
 // adapterRequest is the part of r the agent's adapter sees.
+// adapterRequest is the run's request as its adapter takes it: the
+// Request's, and whether an approver asks about tool calls.
+func (r *runner) adapterRequest() adapters.Request {
+	a := r.req.adapterRequest()
+	a.Approve = r.opt.approver != nil
+	return a
+}
+
 func (r Request) adapterRequest() adapters.Request {
 	return adapters.Request{
 		Agent: r.Agent, Prompt: r.Prompt, Model: r.Model, Resume: r.Resume, Cwd: r.Cwd,

@@ -142,6 +142,11 @@ func (r *runner) run(ctx context.Context) record {
 			"pass the agent's options through its own config, or run it as an ACP agent (--agent acp --acp-command …)",
 			"%s takes no arguments from the caller, got %q", r.req.Agent, r.req.Args), nil)
 	}
+	if r.opt.approver != nil && r.opt.session == nil {
+		return r.notStarted([]string{bin}, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"hold the session with hub.NewSession to approve its tool calls, or run without an approver",
+			"an approver asks about tool calls only in a live session (hub.NewSession) for now: hub does not run %s unasked", r.req.Agent), nil)
+	}
 	if err := checkSandboxRequest(r.req); err != nil {
 		return r.notStarted([]string{bin}, "", err, nil)
 	}
@@ -167,7 +172,7 @@ func (r *runner) run(ctx context.Context) record {
 			return r.notStarted([]string{inst.Path}, inst.Version, lerr, nil)
 		}
 		r.live = lv
-		spec, err = sr.SessionCommand(r.req.adapterRequest(), inst)
+		spec, err = sr.SessionCommand(r.adapterRequest(), inst)
 	} else {
 		spec, err = ad.Command(r.req.adapterRequest(), inst)
 	}
@@ -360,6 +365,9 @@ func (r *runner) attempt(ctx context.Context, ad adapters.Adapter, spec adapters
 	}()
 	if started != nil {
 		started(sup.PID())
+	}
+	if r.live != nil && r.opt.approver != nil {
+		r.live.approvals(r.opt.approver, watch, lk, sup.Stop)
 	}
 	if conv != nil {
 		conv.Open(sup.Stdin())

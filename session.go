@@ -115,6 +115,11 @@ func NewSession(ctx context.Context, req Request, opts ...Option) (*Session, err
 		return nil, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			fmt.Sprintf("use one of: %s", strings.Join(adapters.Names(), ", ")), "%v", err)
 	}
+	if _, live := ad.(adapters.Sessioner); !live && o.approver != nil {
+		return nil, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"run without an approver, and hold the agent to a --permission level instead",
+			"%s cannot hold a live session through hub, so it cannot ask hub before its tool calls; hub does not run it unasked when an approver is set", ad.Name())
+	}
 	if _, live := ad.(adapters.Sessioner); !live {
 		// No process until the first turn: the binary is found now, so
 		// that a missing agent is NewSession's error, as for a live one.
@@ -192,7 +197,13 @@ func (s *Session) liveFor(r *runner, ad adapters.Adapter) (adapters.Sessioner, *
 			"run each prompt with hub.Run, resuming the last run's session_id (--resume)",
 			"%s cannot hold a live session through hub yet (one process for many turns), and hub does not pretend it can", ad.Name())
 	}
-	return sr, newLiveDecoder(r, sr.NewLive(r.req.adapterRequest())), nil
+	live := sr.NewLive(r.adapterRequest())
+	if _, ok := live.(adapters.Approving); r.opt.approver != nil && !ok {
+		return nil, nil, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"run without an approver, and hold the agent to a --permission level instead",
+			"%s cannot ask hub before its tool calls (through hub, yet), and hub does not run it unasked when an approver is set", ad.Name())
+	}
+	return sr, newLiveDecoder(r, live), nil
 }
 
 // running is called by the run once the agent runs, the live decoder

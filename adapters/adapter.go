@@ -137,6 +137,9 @@ type Request struct {
 	Permission grant.Level
 	// Auth is how the agent authenticates (grant.AuthInherit for "").
 	Auth grant.Auth
+	// Approve: the run has an approver (hub.WithApprover), and the CLI is
+	// to ask before each tool call (an adapters.Approving Live's CLI).
+	Approve bool
 	// Schema, when not nil, is the JSON Schema the answer must match: the
 	// CLI's own structured output where there is one, else the prompt
 	// (PromptWithSchema).

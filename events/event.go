@@ -325,6 +325,12 @@ const (
 	// the terminal event decides (SPEC §4), and the notice keeps what the
 	// exit said. data has exit_code or signal.
 	NoticeExitStatus NoticeKind = "exit_status"
+	// NoticeApproval says how hub answered the agent's request to make a
+	// tool call (hub.WithApprover): data has call_id, name, kind, verdict
+	// (allow, allow_session, deny, stop), asked (whether the approver was
+	// asked, or the grant or an earlier allow_session decided), paths and
+	// message.
+	NoticeApproval NoticeKind = "approval"
 )
 
 // Notice is something worth knowing that does not end the run. Data is an

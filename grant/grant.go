@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -156,7 +157,19 @@ type Watch struct {
 	// Original, in a sandboxed run, is the tree the sandbox copies: a
 	// write there is named as such.
 	Original string
+	// Decided, in a run with an approver (hub.WithApprover), says what it
+	// decided about a call: a call outside the grant is then let through
+	// at its tool.started (the CLI asks about it, often after announcing
+	// it), and stops the run only when it finished without the approver
+	// having been asked, or having denied it (the CLI ran it anyway).
+	Decided func(callID string) (asked, allowed bool)
+
+	mu      sync.Mutex
+	outside map[string]*events.Error // calls outside the grant let through for the approver, by call id
 }
+
+// Level is the level the watch holds the run to.
+func (w *Watch) Level() Level { return w.g.Level }
 
 // NewWatch returns the watch of agent's calls under rule g in the working
 // directory cwd (relative to hub's; links resolved once here).
@@ -174,6 +187,54 @@ func NewWatch(agent string, g Rule, cwd string) *Watch {
 // grant allows, else the permission_denied/effect_not_granted error that
 // stops the run at that call. It is safe for concurrent use.
 func (w *Watch) Check(b events.Body) *events.Error {
+	if w.Decided != nil {
+		if fin, ok := b.(events.ToolFinished); ok {
+			return w.finished(fin)
+		}
+		err := w.check(b)
+		if st, ok := b.(events.ToolStarted); ok && err != nil {
+			w.mu.Lock()
+			if w.outside == nil {
+				w.outside = map[string]*events.Error{}
+			}
+			w.outside[st.CallID] = err
+			w.mu.Unlock()
+		}
+		return nil
+	}
+	return w.check(b)
+}
+
+// finished is the watch's check of a call that was outside the grant, in a
+// run with an approver: the approver must have allowed it, or the CLI
+// reported it denied.
+func (w *Watch) finished(fin events.ToolFinished) *events.Error {
+	w.mu.Lock()
+	err, ok := w.outside[fin.CallID]
+	delete(w.outside, fin.CallID)
+	w.mu.Unlock()
+	if !ok || fin.Status == events.ToolDenied {
+		return nil
+	}
+	asked, allowed := w.Decided(fin.CallID)
+	switch {
+	case allowed:
+		return nil
+	case asked && fin.Status == events.ToolError:
+		return nil // denied, and the CLI reports the refusal as the call's error
+	case asked:
+		return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted, err.Hint,
+			"%s ran tool %s although the approver denied it; hub stopped the run", w.agent, fin.Name)
+	}
+	return events.NewError(events.BinPermissionDenied, events.ReasonEffectNotGranted, err.Hint,
+		"%s ran tool %s, outside --permission %s, without asking the approver; hub stopped the run", w.agent, fin.Name, w.g.Level)
+}
+
+// Grants is Check without an approver: nil when the grant allows the call
+// st, else the error Check would stop the run with.
+func (w *Watch) Grants(st events.ToolStarted) *events.Error { return w.check(st) }
+
+func (w *Watch) check(b events.Body) *events.Error {
 	st, ok := b.(events.ToolStarted)
 	if !ok || w.g.Level == Full || w.AnswerTool != "" && st.Name == w.AnswerTool && st.Kind == events.ToolOther {
 		return nil

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	stdjson "encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -47,7 +48,10 @@ func (*Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (ada
 		}
 		args = append(args, a)
 	}
-	args = append(args, "-c", `approval_policy="never"`)
+	if !req.Approve {
+		// With an approver the policy is thread/start's "on-request".
+		args = append(args, "-c", `approval_policy="never"`)
+	}
 	return adapters.Command{Path: inst.Path, Args: args}, nil
 }
 
@@ -126,8 +130,25 @@ type live struct {
 	ints     int    // turn/interrupt requests sent
 
 	// Of the run's goroutine only:
-	cur     *cxnorm.AppServer // the running turn's decoder
-	refused *events.Error     // the running turn's turn/start was refused
+	cur     *cxnorm.AppServer                                // the running turn's decoder
+	refused *events.Error                                    // the running turn's turn/start was refused
+	ask     func(adapters.ToolCall, func(adapters.Decision)) // the approver's (Approvals), nil without one
+	changes map[string]gjson.Result                          // file changes announced (item/started), by item id, until asked about
+}
+
+var _ adapters.Approving = (*live)(nil)
+
+// Approvals implements adapters.Approving: the thread runs with
+// approvalPolicy "on-request", in which Codex runs commands and patches
+// inside its sandbox without asking and asks only to leave it (a command
+// the model asks to run escalated, a write outside the writable roots).
+// Each request (item/commandExecution/requestApproval,
+// item/fileChange/requestApproval) is put to ask as a call outside the
+// grant (ToolCall.Unconfined); its Decision is answered accept or decline
+// (Stop: decline, as hub stops the run itself).
+func (l *live) Approvals(ask func(adapters.ToolCall, func(adapters.Decision))) {
+	l.ask = ask
+	l.changes = map[string]gjson.Result{}
 }
 
 func (l *live) Open(stdin io.WriteCloser) {
@@ -222,10 +243,15 @@ func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) 
 	method, id := r.Get("method"), r.Get("id")
 	switch {
 	case method.Exists() && id.Exists():
-		return l.request(dst, method.Str, id), true, false
+		return l.request(dst, method.Str, id, r.Get("params")), true, false
 	case method.Exists():
-		if method.Str == "turn/started" {
+		switch method.Str {
+		case "turn/started":
 			l.named(r.Get("params.turn.id").Str, true)
+		case "item/started":
+			if it := r.Get("params.item"); l.changes != nil && it.Get("type").Str == "fileChange" {
+				l.changes[it.Get("id").Str] = it
+			}
 		}
 		return dst, false, false
 	case !id.Exists():
@@ -292,7 +318,11 @@ func (l *live) thread() {
 	if l.w.Write(map[string]any{"method": "initialized"}) != nil {
 		return
 	}
-	params := map[string]any{"cwd": l.cwd, "approvalPolicy": "never", "sandbox": l.sandbox}
+	policy := "never"
+	if l.req.Approve {
+		policy = "on-request"
+	}
+	params := map[string]any{"cwd": l.cwd, "approvalPolicy": policy, "sandbox": l.sandbox}
 	if l.req.Model != "" {
 		params["model"] = l.req.Model
 	}
@@ -316,7 +346,18 @@ func (l *live) abort(err *events.Error) {
 // write. Approvals are declined (hub's grant decides, and approval_policy
 // "never" asks for none: one means the policy did not hold, which hub
 // reports); anything else gets a JSON-RPC error.
-func (l *live) request(dst []events.Body, method string, id gjson.Result) []events.Body {
+func (l *live) request(dst []events.Body, method string, id gjson.Result, params gjson.Result) []events.Body {
+	if call, ok := l.approval(method, params); ok && l.ask != nil {
+		rid := rpcID(id)
+		l.ask(call, func(d adapters.Decision) {
+			decision := "decline"
+			if d.Verdict == adapters.AllowOnce || d.Verdict == adapters.AllowSession {
+				decision = "accept"
+			}
+			go func() { _ = l.w.Write(map[string]any{"id": rid, "result": map[string]any{"decision": decision}}) }()
+		})
+		return dst
+	}
 	reply := map[string]any{"id": rpcID(id)}
 	switch method {
 	case "item/commandExecution/requestApproval", "item/fileChange/requestApproval":
@@ -329,6 +370,44 @@ func (l *live) request(dst []events.Body, method string, id gjson.Result) []even
 	go func() { _ = l.w.Write(reply) }()
 	return append(dst, events.Notice{Kind: events.NoticeUnknownEvent,
 		Message: fmt.Sprintf("codex asked hub %q; hub declined it (a session runs with approval_policy \"never\")", method)})
+}
+
+// approval reads an approval request of Codex's as the tool call it asks
+// about, named as the decoder names the call's tool.started
+// (normalize/codex: command_execution, file_change): a command, or a file
+// change with the paths and diffs its item/started announced.
+func (l *live) approval(method string, p gjson.Result) (adapters.ToolCall, bool) {
+	call := adapters.ToolCall{CallID: p.Get("itemId").Str, Reason: p.Get("reason").Str, Unconfined: true}
+	switch method {
+	case "item/commandExecution/requestApproval":
+		call.Name, call.Kind = "command_execution", events.ToolShell
+		in, _ := stdjson.Marshal(map[string]string{"command": p.Get("command").Str, "cwd": p.Get("cwd").Str})
+		call.Input = in
+	case "item/fileChange/requestApproval":
+		call.Name, call.Kind = "file_change", events.ToolWrite
+		it := l.changes[call.CallID]
+		delete(l.changes, call.CallID)
+		var changes []map[string]string
+		var diffs []string
+		for _, c := range it.Get("changes").Array() {
+			kind := c.Get("kind.type").Str
+			if kind != "add" {
+				call.Kind = events.ToolEdit
+			}
+			path := c.Get("path").Str
+			call.Paths = append(call.Paths, path)
+			changes = append(changes, map[string]string{"path": path, "kind": kind})
+			if d := c.Get("diff").Str; d != "" {
+				diffs = append(diffs, d)
+			}
+		}
+		in, _ := stdjson.Marshal(map[string]any{"changes": changes})
+		call.Input = in
+		call.Diff = strings.Join(diffs, "\n")
+	default:
+		return call, false
+	}
+	return call, true
 }
 
 // rpcID is a JSON-RPC id as it came: a number or a string.

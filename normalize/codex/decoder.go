@@ -290,8 +290,11 @@ func (d *Decoder) tool(dst []events.Body, typ, id, kind string, it gjson.Result)
 			paths = append(paths, c.Get("kind").String()+" "+c.Get("path").String())
 		}
 		output = strings.Join(paths, "\n")
-		if status == "failed" {
+		switch status {
+		case "failed":
 			fin.Status = events.ToolError
+		case "declined": // refused at an approval (app-server)
+			fin.Status = events.ToolDenied
 		}
 	case "mcp_tool_call":
 		if e := it.Get("error.message"); e.Exists() {

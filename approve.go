@@ -1,0 +1,301 @@
+package hub
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
+)
+
+// ToolCall is a tool call an agent asks to make, as an Approver sees it
+// (adapters.ToolCall).
+type ToolCall = adapters.ToolCall
+
+// Decision is an Approver's answer (adapters.Decision).
+type Decision = adapters.Decision
+
+// The verdicts of a Decision.
+const (
+	AllowOnce    = adapters.AllowOnce
+	AllowSession = adapters.AllowSession
+	Deny         = adapters.Deny
+	Stop         = adapters.Stop
+)
+
+// Approver decides one tool call as the agent asks to make it. It may take
+// its time (a person answering): the agent waits, and the run's limits go
+// on. ctx ends when the run does; a Decision returned after that is not
+// used. Calls come one at a time.
+type Approver func(ctx context.Context, call ToolCall) Decision
+
+// WithApprover asks approve about each tool call the agent asks to make
+// that the run's grant (--permission) does not already allow: the CLI asks
+// hub before the call (Claude Code's can_use_tool, Codex app-server's
+// approval requests), and hub answers with the approver's Decision. A call
+// the grant allows runs without asking; a call allowed for the session
+// (AllowSession) runs without asking again. An approval that comes late is
+// checked against the files as they are then: a target that appeared,
+// vanished or changed since the CLI asked is refused, and the agent told.
+// Each answer is an "approval" notice.
+//
+// Only a live session takes an approver for now (NewSession): an agent
+// whose CLI cannot ask is refused before anything starts
+// (invalid_input/bad_request), and nothing runs without asking.
+func WithApprover(a Approver) Option {
+	return func(o *options) { o.approver = a }
+}
+
+// maxPendingApprovals bounds the tool calls waiting for the approver at
+// once: an agent that asks more is answered Deny at once.
+const maxPendingApprovals = 64
+
+// broker puts a run's approval requests to its Approver, one at a time,
+// and answers the CLI.
+type broker struct {
+	approver Approver
+	agent    string
+	watch    *grant.Watch
+	root     string // the working directory, links resolved
+	cwd      string
+	notice   func(n events.Notice, inline bool) // emits a notice into the run's stream; inline: from the run's goroutine
+	stop     func(err *events.Error)            // stops the run
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	jobs   chan approvalJob
+
+	mu        sync.Mutex
+	allowed   map[string]bool // tool names allowed for the session
+	decisions map[string]bool // call id → allowed, for every call answered
+	pending   int
+}
+
+// decided is grant.Watch.Decided: whether hub answered the call, and
+// whether it allowed it.
+func (b *broker) decided(callID string) (asked, allowed bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	allowed, asked = b.decisions[callID]
+	return asked, allowed
+}
+
+type approvalJob struct {
+	call  ToolCall
+	reply func(Decision)
+	snap  []fileState
+}
+
+func newBroker(a Approver, agent string, watch *grant.Watch, cwd string, notice func(events.Notice, bool), stop func(*events.Error)) *broker {
+	if cwd == "" {
+		cwd = "."
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		abs = cwd
+	}
+	root, _ := grant.RealPath(abs)
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &broker{approver: a, agent: agent, watch: watch, root: root, cwd: abs, notice: notice, stop: stop,
+		ctx: ctx, cancel: cancel, jobs: make(chan approvalJob, maxPendingApprovals), allowed: map[string]bool{}, decisions: map[string]bool{}}
+	go b.work()
+	return b
+}
+
+// close ends the broker: the approver's ctx is cancelled, and calls still
+// waiting are answered Deny.
+func (b *broker) close() { b.cancel() }
+
+// ask is the adapters.Approving callback: it answers at once what the
+// grant or an earlier AllowSession decides, and queues the rest for the
+// approver.
+func (b *broker) ask(call ToolCall, reply func(Decision)) {
+	call.Agent = b.agent
+	for i, p := range call.Paths {
+		if !filepath.IsAbs(p) {
+			call.Paths[i] = filepath.Join(b.cwd, p)
+		}
+	}
+	if b.ctx.Err() != nil {
+		b.answer(call, reply, Decision{Verdict: Deny, Message: "the run is ending"}, false, true)
+		return
+	}
+	if b.granted(call) {
+		b.answer(call, reply, Decision{Verdict: AllowOnce}, false, true)
+		return
+	}
+	b.mu.Lock()
+	allowed := b.allowed[call.Name]
+	full := !allowed && b.pending >= maxPendingApprovals
+	if !allowed && !full {
+		b.pending++
+	}
+	b.mu.Unlock()
+	switch {
+	case allowed:
+		b.answer(call, reply, Decision{Verdict: AllowOnce, Message: "allowed for the session"}, false, true)
+	case full:
+		b.answer(call, reply, Decision{Verdict: Deny,
+			Message: fmt.Sprintf("hub denied the call: %d calls already wait for approval", maxPendingApprovals)}, false, true)
+	default:
+		b.jobs <- approvalJob{call: call, reply: reply, snap: snapshot(call.Paths)}
+	}
+}
+
+// granted reports whether the run's grant already allows call: its kind is
+// granted, and under workspace-write every path it writes is inside the
+// working directory.
+func (b *broker) granted(call ToolCall) bool {
+	st := events.ToolStarted{CallID: call.CallID, Name: call.Name, Kind: call.Kind, Input: call.Input}
+	if len(st.Input) == 0 {
+		st.Input = json.RawMessage(`{}`)
+	}
+	if b.watch.Grants(st) != nil {
+		return false
+	}
+	if call.Unconfined && b.watch.Level() != grant.Full {
+		return false
+	}
+	if call.Kind == events.ToolWrite || call.Kind == events.ToolEdit {
+		for _, p := range call.Paths {
+			real, ok := grant.RealPath(p)
+			if !ok || !grant.Within(b.root, real) {
+				return b.watch.Level() == grant.Full
+			}
+		}
+	}
+	return true
+}
+
+// work asks the approver, one call at a time.
+func (b *broker) work() {
+	for {
+		select {
+		case <-b.ctx.Done():
+			for {
+				select {
+				case j := <-b.jobs:
+					b.answer(j.call, j.reply, Decision{Verdict: Deny, Message: "the run is ending"}, false, false)
+				default:
+					return
+				}
+			}
+		case j := <-b.jobs:
+			d := b.approver(b.ctx, j.call)
+			b.mu.Lock()
+			b.pending--
+			b.mu.Unlock()
+			if b.ctx.Err() != nil {
+				d = Decision{Verdict: Deny, Message: "the run is ending"}
+			}
+			switch d.Verdict {
+			case AllowOnce, AllowSession:
+				if changed := changedSince(j.snap); changed != "" {
+					d = Decision{Verdict: Deny, Message: fmt.Sprintf("hub refused the approved call: %s changed while it waited for approval; look again and ask anew", changed)}
+				} else if d.Verdict == AllowSession {
+					b.mu.Lock()
+					b.allowed[j.call.Name] = true
+					b.mu.Unlock()
+				}
+			case Deny, Stop:
+			default:
+				d = Decision{Verdict: Deny, Message: fmt.Sprintf("hub denied the call: the approver answered %q, which is not a verdict", d.Verdict)}
+			}
+			b.answer(j.call, j.reply, d, true, false)
+		}
+	}
+}
+
+// answer replies to the CLI, says so in a notice (inline: ask's, on the
+// run's goroutine), and stops the run for Stop.
+func (b *broker) answer(call ToolCall, reply func(Decision), d Decision, asked, inline bool) {
+	if d.Verdict == Deny && d.Message == "" {
+		d.Message = "the user denied this tool call"
+	}
+	cliDecision := d
+	if d.Verdict == Stop {
+		cliDecision = Decision{Verdict: Deny, Message: "the user stopped the run at this tool call"}
+	}
+	b.mu.Lock()
+	b.decisions[call.CallID] = d.Verdict == AllowOnce || d.Verdict == AllowSession
+	b.mu.Unlock()
+	reply(cliDecision)
+	data, _ := json.Marshal(map[string]any{"call_id": call.CallID, "name": call.Name, "kind": call.Kind,
+		"verdict": d.Verdict, "asked": asked, "paths": slices.Clip(call.Paths), "message": d.Message})
+	msg := fmt.Sprintf("%s's call of %s: %s", b.agent, call.Name, d.Verdict)
+	if !asked {
+		msg += " (without asking: the grant or an earlier answer decides)"
+	}
+	if d.Message != "" {
+		msg += ": " + d.Message
+	}
+	b.notice(events.Notice{Kind: events.NoticeApproval, Message: msg, Data: data}, inline)
+	if d.Verdict == Stop {
+		why := d.Message
+		if why == "" {
+			why = "the approver stopped the run"
+		}
+		b.stop(events.NewError(events.BinPermissionDenied, events.ReasonToolDenied,
+			"run again, and allow the call or leave it out of the task",
+			"%s asked to call %s, and the approver stopped the run: %s", b.agent, call.Name, why))
+	}
+}
+
+// fileState is what an approval is checked against: a path's state when
+// the CLI asked.
+type fileState struct {
+	path   string
+	exists bool
+	mode   os.FileMode
+	size   int64
+	sum    [32]byte // SHA-256 of a regular file's content, up to maxSnapshot bytes
+}
+
+// maxSnapshot is the most of a file hub hashes for a late approval's check:
+// 16 MiB (a larger file is compared by size and mode and its first 16 MiB).
+const maxSnapshot = 16 << 20
+
+func snapshot(paths []string) []fileState {
+	var out []fileState
+	for _, p := range paths {
+		out = append(out, stateOf(p))
+	}
+	return out
+}
+
+func stateOf(p string) fileState {
+	st := fileState{path: p}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return st
+	}
+	st.exists, st.mode, st.size = true, fi.Mode(), fi.Size()
+	if fi.Mode().IsRegular() {
+		if f, err := os.Open(p); err == nil {
+			h := sha256.New()
+			_, _ = io.Copy(h, io.LimitReader(f, maxSnapshot))
+			_ = f.Close()
+			copy(st.sum[:], h.Sum(nil))
+		}
+	}
+	return st
+}
+
+// changedSince names the first path whose state is not what snap holds, ""
+// when none changed.
+func changedSince(snap []fileState) string {
+	for _, s := range snap {
+		if stateOf(s.path) != s {
+			return s.path
+		}
+	}
+	return ""
+}

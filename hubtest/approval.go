@@ -1,0 +1,184 @@
+package hubtest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	hub "github.com/hubcli/hub"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+)
+
+// ApprovalCase is how to make a's CLI ask before a write: Prompt(name) is
+// a prompt whose model call writes the file name (in the working
+// directory) with the content "approved" in a way the run's grant
+// (read-only) does not allow, so that the CLI asks hub.
+type ApprovalCase struct {
+	Prompt func(name string) string
+}
+
+// approvals records what an approver was asked, and answers with answer.
+type approvals struct {
+	mu     sync.Mutex
+	calls  []hub.ToolCall
+	answer func(hub.ToolCall) hub.Decision
+}
+
+func (a *approvals) approve(_ context.Context, c hub.ToolCall) hub.Decision {
+	a.mu.Lock()
+	a.calls = append(a.calls, c)
+	a.mu.Unlock()
+	return a.answer(c)
+}
+
+func (a *approvals) asked() []hub.ToolCall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]hub.ToolCall(nil), a.calls...)
+}
+
+// ApprovalSessions runs a's CLI as a live session with an approver
+// (hub.WithApprover) under --permission read-only, against the mock
+// server: a write the grant does not allow is asked about, and the file
+// is on disk only when the approver allowed it; a target that changed
+// while the approver thought is refused and left as it was; Stop ends the
+// session permission_denied/tool_denied with the agent's process gone.
+func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
+	read := func(t *testing.T, p string) (string, bool) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", false
+		}
+		return string(b), true
+	}
+	start := func(t *testing.T, ap *approvals) (*Env, *SessionRun) {
+		e := a.Prepare(t, Setup{})
+		return e, e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.approve))
+	}
+	notices := func(r *SessionRun) []events.Notice {
+		var out []events.Notice
+		for _, ev := range r.Events {
+			if n, ok := ev.Body.(events.Notice); ok && n.Kind == events.NoticeApproval {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	t.Run("Allowed", func(t *testing.T) {
+		t.Parallel()
+		ap := &approvals{answer: func(hub.ToolCall) hub.Decision { return hub.Decision{Verdict: hub.AllowOnce} }}
+		e, r := start(t, ap)
+		tf := r.Turn(c.Prompt("allowed.txt"), nil)
+		if !tf.OK {
+			t.Errorf("turn: %+v, want ok", tf)
+		}
+		calls := ap.asked()
+		if len(calls) == 0 {
+			t.Fatalf("the approver was never asked about the write")
+		}
+		if calls[0].Agent != a.Name || calls[0].CallID == "" || calls[0].Name == "" || calls[0].Kind == "" {
+			t.Errorf("the call asked about: %+v, want the agent, call id, name and kind", calls[0])
+		}
+		if got, ok := read(t, filepath.Join(e.Work, "allowed.txt")); !ok || strings.TrimSpace(got) != "approved" {
+			t.Errorf("allowed.txt: %q (exists %v), want the approved write on disk", got, ok)
+		}
+		if n := notices(r); len(n) == 0 {
+			t.Errorf("no approval notice in the stream")
+		}
+		if fin := r.Close(); !fin.OK {
+			t.Errorf("run.finished %+v, want ok", fin.Error)
+		}
+	})
+	t.Run("Denied", func(t *testing.T) {
+		t.Parallel()
+		ap := &approvals{answer: func(hub.ToolCall) hub.Decision {
+			return hub.Decision{Verdict: hub.Deny, Message: "not this file"}
+		}}
+		e, r := start(t, ap)
+		tf := r.Turn(c.Prompt("denied.txt"), nil)
+		if len(ap.asked()) == 0 {
+			t.Fatalf("the approver was never asked about the write")
+		}
+		if _, ok := read(t, filepath.Join(e.Work, "denied.txt")); ok {
+			t.Errorf("denied.txt is on disk: the denied write ran")
+		}
+		if !tf.OK {
+			t.Errorf("turn: %+v, want ok (the agent is told and goes on)", tf)
+		}
+		// The session goes on.
+		if tf := r.Turn("and now MOCK_TEXT", nil); !tf.OK {
+			t.Errorf("turn after the denial: %+v, want ok", tf)
+		}
+		if fin := r.Close(); !fin.OK {
+			t.Errorf("run.finished %+v, want ok", fin.Error)
+		}
+	})
+	t.Run("ChangedWhileAsked", func(t *testing.T) {
+		t.Parallel()
+		var work string
+		ap := &approvals{}
+		ap.answer = func(hub.ToolCall) hub.Decision {
+			// The target changes while the person thinks, then the
+			// answer is yes.
+			_ = os.WriteFile(filepath.Join(work, "changed.txt"), []byte("changed meanwhile"), 0o644)
+			return hub.Decision{Verdict: hub.AllowOnce}
+		}
+		e, r := start(t, ap)
+		work = e.Work
+		calls := ap.asked
+		r.Turn(c.Prompt("changed.txt"), nil)
+		if len(calls()) == 0 {
+			t.Fatalf("the approver was never asked about the write")
+		}
+		if len(calls()[0].Paths) == 0 {
+			t.Skipf("%s's request names no path (a shell command): hub cannot tell a changed target", a.Name)
+		}
+		if got, _ := read(t, filepath.Join(e.Work, "changed.txt")); got != "changed meanwhile" {
+			t.Errorf("changed.txt holds %q, want the content it had when the late approval came (hub refuses it)", got)
+		}
+		var refused bool
+		for _, n := range notices(r) {
+			if n.Message != "" && containsAll(n.Message, "deny", "changed while it waited") {
+				refused = true
+			}
+		}
+		if !refused {
+			t.Errorf("no approval notice says the late approval was refused for the change")
+		}
+		r.Close()
+	})
+	t.Run("Stop", func(t *testing.T) {
+		t.Parallel()
+		ap := &approvals{answer: func(hub.ToolCall) hub.Decision { return hub.Decision{Verdict: hub.Stop, Message: "no writes today"} }}
+		e, r := start(t, ap)
+		tf := r.Turn(c.Prompt("stopped.txt"), nil)
+		pid := r.PID()
+		if tf.OK || tf.Error == nil || tf.Error.Bin != events.BinPermissionDenied || tf.Error.Reason != events.ReasonToolDenied {
+			t.Errorf("turn: %+v, want permission_denied/tool_denied", tf)
+		}
+		fin := r.Close()
+		if fin.OK || fin.Error == nil || fin.Error.Reason != events.ReasonToolDenied {
+			t.Errorf("run.finished %+v, want permission_denied/tool_denied", fin.Error)
+		}
+		if _, ok := read(t, filepath.Join(e.Work, "stopped.txt")); ok {
+			t.Errorf("stopped.txt is on disk")
+		}
+		if pid != 0 && alive(pid) {
+			t.Errorf("agent pid %d alive after the stop", pid)
+		}
+	})
+}
+
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
