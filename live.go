@@ -60,6 +60,19 @@ type liveDecoder struct {
 
 	broker *broker       // the approver's, when the run has one
 	inline []events.Body // approval notices of the run's goroutine, for Decode to emit
+
+	// oneShot is the prompt of a run (not a session) held as one turn of
+	// a live session, for its approver: its stream is a run's (no
+	// turn.started, turn.finished or session mode), stdin is closed at
+	// the turn's end, and the turn's outcome is the run's (oneShotOut).
+	oneShot    string
+	oneShotOut *normalize.Outcome
+}
+
+// sendOneShot sends a one-shot run's prompt as its one turn, once the
+// agent runs (attach).
+func (d *liveDecoder) sendOneShot() {
+	_ = d.send(1, d.oneShot)
 }
 
 // approvals starts asking the run's approver about the agent's tool calls
@@ -114,7 +127,7 @@ func (d *liveDecoder) attach(lk *runLock, t *budget.Timers, stop func(error)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.lk, d.timers, d.stop = lk, t, stop
-	if !d.running {
+	if !d.running && d.oneShot == "" {
 		t.Hold(true)
 	}
 }
@@ -181,7 +194,9 @@ func (d *liveDecoder) send(n int64, prompt string) error {
 	d.began = d.r.opt.clock()
 	t, stop := d.timers, d.stop
 	d.mu.Unlock()
-	d.r.s.emit(events.TurnStarted{Turn: n})
+	if d.oneShot == "" {
+		d.r.s.emit(events.TurnStarted{Turn: n})
+	}
 	lk.mu.Unlock()
 	t.Hold(false)
 	// Not under the run's lock: a large prompt fills the pipe, and the
@@ -279,7 +294,9 @@ func (d *liveDecoder) Decode(dst []events.Body, line []byte) []events.Body {
 				continue
 			}
 			d.announced = true
-			ss.Mode = events.SessionLive
+			if d.oneShot == "" {
+				ss.Mode = events.SessionLive
+			}
 			if d.sessionID == "" {
 				d.sessionID = ss.SessionID
 			}
@@ -346,7 +363,19 @@ func (d *liveDecoder) endTurn(dst []events.Body) []events.Body {
 	} else if tf.Error == nil {
 		tf.Error = events.NewError(events.BinAgentFailed, events.ReasonErrorEvent, "see the turn's events", "the turn ended without an answer")
 	}
-	dst = append(dst, tf)
+	if d.oneShot != "" {
+		// The run's one turn: its outcome is the run's, and the CLI is
+		// told there is no more.
+		if tf.OK {
+			o.Error = nil
+		} else {
+			o.OK, o.Error = false, tf.Error
+		}
+		d.oneShotOut = &o
+		d.close()
+	} else {
+		dst = append(dst, tf)
+	}
 	d.inner = d.live.NewTurnDecoder()
 	if in, ok := d.inner.(normalize.Indexed); ok && d.ix != nil {
 		in.UseIndex(d.ix)
@@ -419,6 +448,8 @@ func (d *liveDecoder) Outcome(end normalize.End) normalize.Outcome {
 	d.mu.Unlock()
 	var o normalize.Outcome
 	switch {
+	case d.oneShotOut != nil && !running:
+		o = *d.oneShotOut
 	case running:
 		o = d.inner.Outcome(end)
 		if o.OK {
@@ -482,6 +513,9 @@ func (d *liveDecoder) finishTurn(rf events.RunFinished) {
 	if tf.Error == nil {
 		tf.Error = events.NewError(events.BinProtocol, events.ReasonUnexpectedExit,
 			"run the session again; report it if it recurs", "the session ended in the middle of the turn")
+	}
+	if d.oneShot != "" {
+		return // a run's stream: its run.finished says it
 	}
 	d.r.s.emit(tf)
 }

@@ -142,10 +142,10 @@ func (r *runner) run(ctx context.Context) record {
 			"pass the agent's options through its own config, or run it as an ACP agent (--agent acp --acp-command …)",
 			"%s takes no arguments from the caller, got %q", r.req.Agent, r.req.Args), nil)
 	}
-	if r.opt.approver != nil && r.opt.session == nil {
+	if r.opt.approver != nil && r.opt.session == nil && r.req.Schema != nil {
 		return r.notStarted([]string{bin}, "", events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
-			"hold the session with hub.NewSession to approve its tool calls, or run without an approver",
-			"an approver asks about tool calls only in a live session (hub.NewSession) for now: hub does not run %s unasked", r.req.Agent), nil)
+			"run the structured question without an approver, or approve the work first and ask for the answer in a second run",
+			"--schema and an approver cannot be combined yet: a run with an approver is one turn of a live session, which hub does not repair to a schema"), nil)
 	}
 	if err := checkSandboxRequest(r.req); err != nil {
 		return r.notStarted([]string{bin}, "", err, nil)
@@ -166,13 +166,27 @@ func (r *runner) run(ctx context.Context) record {
 		return r.notStarted([]string{inst.Path}, inst.Version, err, cause)
 	}
 	var spec adapters.Command
-	if s := r.opt.session; s != nil {
-		sr, lv, lerr := s.liveFor(r, ad)
+	if s := r.opt.session; s != nil || r.opt.approver != nil {
+		// A session, or a run whose approver the CLI must ask: a run with
+		// an approver is one turn of a live session, its stream a run's.
+		sr, lv, lerr := r.liveFor(ad)
+		if lerr == nil && s == nil {
+			lv.oneShot = r.req.Prompt
+			if err := lv.live.Check(r.req.Prompt); err != nil {
+				var e *events.Error
+				if !errors.As(err, &e) {
+					e = events.NewError(events.BinInvalidInput, events.ReasonBadRequest, "fix the prompt", "%v", err)
+				}
+				lerr = e
+			}
+		}
 		if lerr != nil {
 			return r.notStarted([]string{inst.Path}, inst.Version, lerr, nil)
 		}
 		r.live = lv
-		spec, err = sr.SessionCommand(r.adapterRequest(), inst)
+		areq := r.adapterRequest()
+		areq.Prompt = ""
+		spec, err = sr.SessionCommand(areq, inst)
 	} else {
 		spec, err = ad.Command(r.req.adapterRequest(), inst)
 	}
@@ -380,7 +394,11 @@ func (r *runner) attempt(ctx context.Context, ad adapters.Adapter, spec adapters
 	defer timers.Stop()
 	if r.live != nil {
 		r.live.attach(lk, timers, sup.Stop)
-		r.opt.session.running(r.live)
+		if r.opt.session != nil {
+			r.opt.session.running(r.live)
+		} else {
+			go r.live.sendOneShot()
+		}
 	}
 	watchDone := r.watch(ctx, sup)
 	if r.s.sinkErr != nil { // the consumer is gone already

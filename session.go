@@ -189,9 +189,15 @@ func checkSessionRequest(req Request) *events.Error {
 	return events.NewError(events.BinInvalidInput, events.ReasonBadRequest, "use hub.Run for it", "%s", why)
 }
 
-// liveFor makes the session's agent process live for ad, or refuses it.
-func (s *Session) liveFor(r *runner, ad adapters.Adapter) (adapters.Sessioner, *liveDecoder, *events.Error) {
+// liveFor makes the run's agent process live for ad (a session's, or a
+// run with an approver), or refuses it.
+func (r *runner) liveFor(ad adapters.Adapter) (adapters.Sessioner, *liveDecoder, *events.Error) {
 	sr, ok := ad.(adapters.Sessioner)
+	if !ok && r.opt.session == nil {
+		return nil, nil, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			"run without an approver, and hold the agent to a --permission level instead",
+			"%s cannot ask hub before its tool calls (through hub, yet), and hub does not run it unasked when an approver is set", ad.Name())
+	}
 	if !ok {
 		return nil, nil, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			"run each prompt with hub.Run, resuming the last run's session_id (--resume)",

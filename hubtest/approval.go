@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -151,6 +152,44 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 			t.Errorf("no approval notice says the late approval was refused for the change")
 		}
 		r.Close()
+	})
+	t.Run("OneShotRun", func(t *testing.T) {
+		t.Parallel()
+		// hub.Run with an approver: one turn of a live session, its
+		// stream a run's.
+		ap := &approvals{answer: func(c hub.ToolCall) hub.Decision {
+			if strings.Contains(string(c.Input)+strings.Join(c.Paths, " "), "run-denied.txt") {
+				return hub.Decision{Verdict: hub.Deny}
+			}
+			return hub.Decision{Verdict: hub.AllowOnce}
+		}}
+		e := a.Prepare(t, Setup{})
+		for _, name := range []string{"run-allowed.txt", "run-denied.txt"} {
+			req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Cwd: e.Work, Env: slices.Clone(e.Env), Prompt: c.Prompt(name)}
+			Unbounded(t, &req.Limits)
+			var evs []events.Event
+			fin := hub.Run(t.Context(), req, func(ev events.Event) error { evs = append(evs, ev); return nil }, hub.WithApprover(ap.approve))
+			if !fin.OK {
+				t.Errorf("%s: run.finished %+v, want ok", name, fin.Error)
+			}
+			for _, ev := range evs {
+				switch b := ev.Body.(type) {
+				case events.TurnStarted, events.TurnFinished:
+					t.Errorf("%s: a %T in a run's stream", name, b)
+				case events.SessionStarted:
+					if b.Mode != "" {
+						t.Errorf("%s: session.started mode %q in a run", name, b.Mode)
+					}
+				}
+			}
+			got, ok := read(t, filepath.Join(e.Work, name))
+			if want := name == "run-allowed.txt"; ok != want || want && strings.TrimSpace(got) != "approved" {
+				t.Errorf("%s on disk: %v (%q), want %v", name, ok, got, want)
+			}
+		}
+		if n := len(ap.asked()); n != 2 {
+			t.Errorf("the approver was asked %d times, want 2 (once a run)", n)
+		}
 	})
 	t.Run("Stop", func(t *testing.T) {
 		t.Parallel()
