@@ -15,12 +15,12 @@ import (
 	"github.com/hubcli/hub/events"
 )
 
-// ApprovalCase is how to make a's CLI ask before a write: Prompt(name) is
-// a prompt whose model call writes the file name (in the working
-// directory) with the content "approved" in a way the run's grant
+// ApprovalCase is how to make a's CLI ask before a write: Prompt(dir,
+// name) is a prompt whose model call writes the file name in dir (the
+// working directory) with the content "approved" in a way the run's grant
 // (read-only) does not allow, so that the CLI asks hub.
 type ApprovalCase struct {
-	Prompt func(name string) string
+	Prompt func(dir, name string) string
 }
 
 // approvals records what an approver was asked, and answers with answer.
@@ -74,7 +74,7 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		t.Parallel()
 		ap := &approvals{answer: func(hub.ToolCall) hub.Decision { return hub.Decision{Verdict: hub.AllowOnce} }}
 		e, r := start(t, ap)
-		tf := r.Turn(c.Prompt("allowed.txt"), nil)
+		tf := r.Turn(c.Prompt(e.Work, "allowed.txt"), nil)
 		if !tf.OK {
 			t.Errorf("turn: %+v, want ok", tf)
 		}
@@ -101,7 +101,7 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 			return hub.Decision{Verdict: hub.Deny, Message: "not this file"}
 		}}
 		e, r := start(t, ap)
-		tf := r.Turn(c.Prompt("denied.txt"), nil)
+		tf := r.Turn(c.Prompt(e.Work, "denied.txt"), nil)
 		if len(ap.asked()) == 0 {
 			t.Fatalf("the approver was never asked about the write")
 		}
@@ -132,7 +132,7 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		e, r := start(t, ap)
 		work = e.Work
 		calls := ap.asked
-		r.Turn(c.Prompt("changed.txt"), nil)
+		r.Turn(c.Prompt(e.Work, "changed.txt"), nil)
 		if len(calls()) == 0 {
 			t.Fatalf("the approver was never asked about the write")
 		}
@@ -165,7 +165,7 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		}}
 		e := a.Prepare(t, Setup{})
 		for _, name := range []string{"run-allowed.txt", "run-denied.txt"} {
-			req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Cwd: e.Work, Env: slices.Clone(e.Env), Prompt: c.Prompt(name)}
+			req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Cwd: e.Work, Env: slices.Clone(e.Env), Prompt: c.Prompt(e.Work, name)}
 			Unbounded(t, &req.Limits)
 			var evs []events.Event
 			fin := hub.Run(t.Context(), req, func(ev events.Event) error { evs = append(evs, ev); return nil }, hub.WithApprover(ap.approve))
@@ -195,7 +195,7 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		t.Parallel()
 		ap := &approvals{answer: func(hub.ToolCall) hub.Decision { return hub.Decision{Verdict: hub.Stop, Message: "no writes today"} }}
 		e, r := start(t, ap)
-		tf := r.Turn(c.Prompt("stopped.txt"), nil)
+		tf := r.Turn(c.Prompt(e.Work, "stopped.txt"), nil)
 		pid := r.PID()
 		if tf.OK || tf.Error == nil || tf.Error.Bin != events.BinPermissionDenied || tf.Error.Reason != events.ReasonToolDenied {
 			t.Errorf("turn: %+v, want permission_denied/tool_denied", tf)

@@ -6,6 +6,7 @@ package claude
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
@@ -121,7 +122,11 @@ func runCommand(req adapters.Request, inst adapters.Install, head ...string) ada
 	if req.Resume != "" {
 		args = append(args, "--resume="+req.Resume)
 	}
-	args = append(args, permissionArgs(req.Permission.OrDefault(), os.Geteuid() == 0)...)
+	if level := req.Permission.OrDefault(); req.Approve && level != grant.Full {
+		args = append(args, approvalArgs...)
+	} else {
+		args = append(args, permissionArgs(level, os.Geteuid() == 0)...)
+	}
 	// A run must not update the binary under hub's feet.
 	env := []string{"DISABLE_AUTOUPDATER=1"}
 	if req.AgentRetries != nil {
@@ -129,6 +134,22 @@ func runCommand(req adapters.Request, inst adapters.Install, head ...string) ada
 	}
 	return adapters.Command{Path: inst.Path, Args: args, Env: env}
 }
+
+// approvalArgs are a run's permission flags when it has an approver
+// (hub.WithApprover) and a grant below full: Claude Code asks hub about
+// every call of every tool it is offered (--permission-prompt-tool stdio,
+// and an ask rule for each: without one it runs reads, and the Bash
+// commands it deems safe, unasked; "dontAsk" would deny the asked ones
+// instead), and hub answers what the grant allows itself and puts the rest
+// to the approver (recorded with 2.1.328 in testdata/approvals/claude:
+// read-cwd, askall-read-cwd, bash-echo, dontask-askall-write). The
+// project's settings and MCP servers stay out, as below full.
+var approvalArgs = []string{"--tools=" + approvalTools, "--permission-mode=default", "--permission-prompt-tool", "stdio",
+	"--settings", `{"permissions":{"ask":["` + strings.ReplaceAll(approvalTools, ",", `","`) + `"]}}`,
+	"--setting-sources=user", "--strict-mcp-config"}
+
+// approvalTools are the tools a run with an approver offers.
+const approvalTools = "Read,Glob,Grep,Write,Edit,Bash"
 
 // permissionArgs map a permission level onto Claude Code's flags (see
 // info.Grants; measured with 2.1.328): --tools is the real allowlist of

@@ -1,8 +1,10 @@
 package claude
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/tidwall/gjson"
@@ -54,6 +56,8 @@ type live struct {
 
 	lastCost *float64          // total_cost_usd of the last result
 	turn     *normalize.Totals // the running turn's own totals, from its result
+
+	ask func(adapters.ToolCall, func(adapters.Decision)) // the approver's (Approvals), nil without one
 }
 
 func (l *live) Open(stdin io.WriteCloser) { l.w.Open(stdin) }
@@ -93,6 +97,9 @@ func (l *live) Close() { l.w.Close() }
 func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) {
 	switch gjson.GetBytes(line, "type").Str {
 	case "control_response":
+		return dst, true, false
+	case "control_request":
+		l.request(gjson.ParseBytes(line))
 		return dst, true, false
 	case "system":
 		if gjson.GetBytes(line, "subtype").Str == "init" && l.early.Began() {
@@ -150,6 +157,57 @@ func turnTotals(r gjson.Result, prevCost *float64) *normalize.Totals {
 		t.CostSource = events.CostUnknown
 	}
 	return t
+}
+
+var _ adapters.Approving = (*live)(nil)
+
+// Approvals implements adapters.Approving: with Request.Approve the
+// command asks hub about every tool call (--permission-prompt-tool stdio
+// and an ask rule for every tool: approvalArgs), each asked as a
+// can_use_tool control request, put to ask, and answered allow (with the
+// call's input unchanged) or deny with the message, which the model sees
+// as the call's error (testdata/approvals/claude: write-cwd-allow,
+// write-cwd-deny).
+func (l *live) Approvals(ask func(adapters.ToolCall, func(adapters.Decision))) { l.ask = ask }
+
+// request answers a control request of Claude Code's: can_use_tool goes to
+// the approver; any other (hooks, MCP messages hub did not ask for) gets
+// an error, so that nothing waits on hub.
+func (l *live) request(r gjson.Result) {
+	id := r.Get("request_id").Str
+	req := r.Get("request")
+	respond := func(body map[string]any) {
+		go func() {
+			_ = l.w.Write(map[string]any{"type": "control_response", "response": body})
+		}()
+	}
+	if req.Get("subtype").Str != "can_use_tool" || l.ask == nil {
+		respond(map[string]any{"subtype": "error", "request_id": id, "error": "hub does not answer " + req.Get("subtype").Str})
+		return
+	}
+	name := req.Get("tool_name").Str
+	input := req.Get("input")
+	call := adapters.ToolCall{CallID: req.Get("tool_use_id").Str, Name: name, Kind: clnorm.ToolKind(name),
+		Input: json.RawMessage(input.Raw), Reason: req.Get("decision_reason").Str}
+	if !input.IsObject() {
+		call.Input = json.RawMessage(`{}`)
+	}
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		if p := input.Get(k).Str; p != "" {
+			call.Paths = append(call.Paths, p)
+		}
+	}
+	if p := req.Get("blocked_path").Str; p != "" && !slices.Contains(call.Paths, p) {
+		call.Paths = append(call.Paths, p)
+	}
+	raw := json.RawMessage(call.Input)
+	l.ask(call, func(d adapters.Decision) {
+		body := map[string]any{"behavior": "deny", "message": d.Message}
+		if d.Verdict == adapters.AllowOnce || d.Verdict == adapters.AllowSession {
+			body = map[string]any{"behavior": "allow", "updatedInput": raw}
+		}
+		respond(map[string]any{"subtype": "success", "request_id": id, "response": body})
+	})
 }
 
 func (l *live) NewTurnDecoder() normalize.Decoder { return clnorm.New(l.model, l.failFast) }

@@ -12,7 +12,7 @@ import (
 // approvalPolicy "on-request"), and hub puts it to the approver.
 func TestRealApproval(t *testing.T) {
 	t.Parallel()
-	hubtest.ApprovalSessions(t, agent, hubtest.ApprovalCase{Prompt: func(name string) string {
+	hubtest.ApprovalSessions(t, agent, hubtest.ApprovalCase{Prompt: func(_, name string) string {
 		return `write it MOCK_CALL apply_patch *** Begin Patch\n*** Add File: ` + name + `\n+approved\n*** End Patch`
 	}})
 }
