@@ -174,6 +174,11 @@ func writeChat(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c c
 	case replyHang:
 		wait(ctx)
 		return
+	case replyStreamFail:
+		if !c.stream {
+			writeStreamFailure(w, c, r, false)
+			return
+		}
 	}
 	base := chatChunk{ID: "chatcmpl-mock-" + strconv.Itoa(id), Object: "chat.completion.chunk", Created: created, Model: c.model}
 	if !c.stream {
@@ -209,6 +214,9 @@ func writeChat(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c c
 			cutOff(w)
 			return
 		}
+		if r.kind == replyStreamFail && i == StallDeltas {
+			break
+		}
 		if !delta(chatMessage{Content: ptr(piece)}) {
 			return
 		}
@@ -219,6 +227,9 @@ func writeChat(ctx context.Context, w http.ResponseWriter, p *pacer, id int, c c
 		return
 	case replyCut:
 		cutOff(w)
+		return
+	case replyStreamFail: // the error chunk ends the stream: no [DONE]
+		p.event(fmt.Appendf(nil, "data: %s\n\n", c.streamFailureChunk()))
 		return
 	}
 	if r.kind == replyTool {

@@ -296,6 +296,11 @@ func writeMessages(ctx context.Context, w http.ResponseWriter, p *pacer, id int,
 	case replyHang:
 		wait(ctx)
 		return
+	case replyStreamFail:
+		if !c.stream {
+			writeStreamFailure(w, c, r, true)
+			return
+		}
 	}
 	msg := messagesMessage{
 		ID: "msg_mock_" + strconv.Itoa(id), Type: "message", Role: "assistant", Model: c.model,
@@ -346,6 +351,9 @@ func writeMessages(ctx context.Context, w http.ResponseWriter, p *pacer, id int,
 				cutOff(w)
 				return
 			}
+			if r.kind == replyStreamFail && i == StallDeltas {
+				break
+			}
 			delta := messagesBlockDelta{Type: "text_delta", Text: ptr(piece)}
 			if !send(messagesEvent{Type: "content_block_delta", Index: index, Delta: delta}) {
 				return
@@ -357,6 +365,9 @@ func writeMessages(ctx context.Context, w http.ResponseWriter, p *pacer, id int,
 			return
 		case replyCut:
 			cutOff(w)
+			return
+		case replyStreamFail: // the error event ends the stream
+			p.event(fmt.Appendf(nil, "event: error\ndata: %s\n\n", c.streamFailureAnthropic()))
 			return
 		}
 	}

@@ -350,6 +350,7 @@ func TestMessagesScenarios(t *testing.T) {
 			}
 		})
 	}
+	covered = append(covered, mockllm.StreamModel, mockllm.StreamError) // TestStreamFailures
 	for _, sc := range mockllm.Scenarios() {
 		if !slices.Contains(covered, sc) {
 			t.Errorf("scenario %s is not covered", sc)

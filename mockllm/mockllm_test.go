@@ -716,8 +716,8 @@ func TestRetryAfter(t *testing.T) {
 func TestScenariosAllParse(t *testing.T) {
 	t.Parallel()
 	all := mockllm.Scenarios()
-	if len(all) != 23 {
-		t.Errorf("len(Scenarios()) = %d, want 23", len(all))
+	if len(all) != 25 {
+		t.Errorf("len(Scenarios()) = %d, want 25", len(all))
 	}
 	for _, s := range all {
 		if got, ok := mockllm.ParseScenario("x " + string(s) + " y"); got != s || !ok {

@@ -213,6 +213,11 @@ func writeResponses(ctx context.Context, w http.ResponseWriter, p *pacer, id int
 	case replyHang:
 		wait(ctx)
 		return
+	case replyStreamFail:
+		if !c.stream {
+			writeStreamFailure(w, c, r, false)
+			return
+		}
 	}
 	rid := "mock_" + strconv.Itoa(id)
 	resp := responsesResponse{ID: "resp_" + rid, Object: "response", CreatedAt: created, Status: "in_progress",
@@ -239,10 +244,14 @@ func writeResponses(ctx context.Context, w http.ResponseWriter, p *pacer, id int
 		!send(responsesEvent{Type: "response.in_progress", Response: &start}) {
 		return
 	}
-	if overflow {
+	if overflow || r.kind == replyStreamFail {
 		failed := resp
 		failed.Status = "failed"
 		failed.Error = &responsesErrorObj{Code: "context_length_exceeded", Message: ResponsesOverflowMessage}
+		if r.kind == replyStreamFail {
+			_, typ, _ := c.streamFailure()
+			failed.Error = &responsesErrorObj{Code: typ, Message: c.streamFailureText()}
+		}
 		send(responsesEvent{Type: "response.failed", Response: &failed})
 		return
 	}

@@ -667,6 +667,11 @@ func TestResponsesScenarios(t *testing.T) {
 		{scenario: mockllm.Reset, status: -1},
 		{scenario: mockllm.Cut, status: 200, want: respStream{shape: respStallShape, model: codexModel, reasoning: mockllm.ReasoningSummary,
 			text: stallText, status: "in_progress"}},
+		{scenario: mockllm.StreamModel, status: 200, want: respStream{shape: respOverflowShape, model: codexModel, status: "failed",
+			errCode: "invalid_request_error", errMsg: `{"type":"error","status":400,"error":{"type":"invalid_request_error","code":null,` +
+				`"message":"The 'gpt-5.5' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.","param":"model"}}`}},
+		{scenario: mockllm.StreamError, status: 200, want: respStream{shape: respOverflowShape, model: codexModel, status: "failed",
+			errCode: "server_error", errMsg: `{"message":"The server had an error while processing your request (mid-stream).","type":"server_error","code":"internal_error"}`}},
 	}
 	var covered []mockllm.Scenario
 	for _, tt := range tests {

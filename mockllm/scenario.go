@@ -135,6 +135,29 @@ const (
 	// rejected anthropic-ratelimit-unified-* headers ([UnifiedHeaders]).
 	// Resets in [ResetAfter]; no retry-after.
 	UsageLimit Scenario = "MOCK_USAGELIMIT"
+	// StreamModel answers 200 and starts the stream, then fails inside it
+	// as ChatGPT's Codex backend refuses a model to a Codex older than the
+	// model: the OpenAI Responses stream's error event,
+	// {"type":"error","status":400,"error":{"type":"invalid_request_error",
+	// "code":null,"message":[StreamModelMessage],"param":"model"}}. On the
+	// Responses API a response.failed whose error.message is that event as
+	// text (as a server that relays the event passes it on), indented with
+	// "MOCK_STREAMMODEL pretty"; on Chat Completions, after the first
+	// [StallDeltas] text deltas, a chunk that is the event; on the
+	// Anthropic Messages API, after them, an error event with that data.
+	// With stream false: HTTP 400 with the event as the body. Not
+	// retryable.
+	StreamModel Scenario = "MOCK_STREAMMODEL"
+	// StreamError answers 200 and starts the stream, then fails inside it
+	// with a server error, OpenAI's error object {"message":
+	// [StreamErrorMessage],"type":"server_error","code":"internal_error"}:
+	// on the Responses API a response.failed whose error.message is that
+	// object as text; on Chat Completions, after the first [StallDeltas]
+	// text deltas, a chunk {"error":<the object>}; on the Anthropic
+	// Messages API, after them, an error event with an api_error. With
+	// stream false: HTTP 500 with {"error":<the object>}. Retryable, but no
+	// retry header comes with a stream.
+	StreamError Scenario = "MOCK_STREAMERROR"
 )
 
 // ResetAfter is how long after the request [ResetTime] and [UsageLimit]
@@ -154,7 +177,7 @@ func AnswerCallID(n int) string { return fmt.Sprintf("call_answer_%d", n) }
 
 // all lists every scenario; ParseScenario knows no others.
 var all = [...]Scenario{Text, Tool, Unauthorized, RateLimited, ServerError, Overloaded, Overflow, Hang, Stall, BigUsage, ToolLoop, ToolForever,
-	Call, ListTools, Answer, Quota, PaymentRequired, NoModel, Drop, Reset, Cut, ResetTime, UsageLimit}
+	Call, ListTools, Answer, Quota, PaymentRequired, NoModel, Drop, Reset, Cut, ResetTime, UsageLimit, StreamModel, StreamError}
 
 // Scenarios returns every scenario, for tests that cover them all.
 func Scenarios() []Scenario { return slices.Clone(all[:]) }
@@ -318,13 +341,14 @@ func chooseScenario(user, system []string) (Scenario, string) {
 type replyKind int
 
 const (
-	replyText  replyKind = iota // text, then usage
-	replyTool                   // toolCall, then usage
-	replyFail                   // an error response; the wire API maps the scenario to its status and body
-	replyHang                   // no response until the client or the server goes away
-	replyStall                  // the first StallDeltas pieces of text, then nothing
-	replyCut                    // the first StallDeltas pieces of text, then the connection closed
-	replyDrop                   // the connection closed (reset: with RST) before any response
+	replyText       replyKind = iota // text, then usage
+	replyTool                        // toolCall, then usage
+	replyFail                        // an error response; the wire API maps the scenario to its status and body
+	replyHang                        // no response until the client or the server goes away
+	replyStall                       // the first StallDeltas pieces of text, then nothing
+	replyCut                         // the first StallDeltas pieces of text, then the connection closed
+	replyDrop                        // the connection closed (reset: with RST) before any response
+	replyStreamFail                  // the stream begun, then the provider's error inside it (midstream.go)
 )
 
 // reply is what a scenario answers to one call, independent of the wire API.
@@ -367,6 +391,9 @@ func (c call) plan() reply {
 		r.kind, r.reset = replyDrop, c.scenario == Reset
 	case Cut:
 		r.kind = replyCut
+		r.text = words(TextAnswer)
+	case StreamModel, StreamError:
+		r.kind, r.retryable = replyStreamFail, c.scenario == StreamError
 		r.text = words(TextAnswer)
 	case RateLimited:
 		r.kind, r.retryable, r.retryAfter = replyFail, true, time.Second
