@@ -48,8 +48,20 @@ const (
 //	{"error":{"message":"…","type":"…","code":"…"|null}}          OpenAI and compatible servers
 //	{"error":{"code":402,"message":"…"}}                          gateways (OpenRouter)
 //	{"error":{"code":429,"message":"…","status":"RESOURCE_EXHAUSTED"}}  Google
+//	{"type":"error","status":400,"error":{"type":"…","code":…,"message":"…","param":…}}
+//	                                                              the OpenAI Responses stream's error event
+//	{"message":"…","type":"…","code":"…"|null}                    OpenAI's error object alone, no "error" wrapper
 //
-// ok is false when there is none. It reads at most the first 256 KiB.
+// A status beside the error object ("status", or "status_code" as Codex
+// also reads it) is the body's HTTP status when the error object names
+// none. The bare error object is read only with all three of message and
+// type (strings) and code (any value, null too): an agent's own events
+// often have a type and a message, never a code beside them. Codex prints
+// the error event as the text of its own error (compact or indented);
+// OpenCode 1.18 prints the bare object as an UnknownError's data.message.
+//
+// ok is false when there is none. It reads at most the first 256 KiB and
+// tries at most 64 of its '{'.
 func FindProviderError(text string) (pe ProviderError, ok bool) {
 	if len(text) > maxBodyScan {
 		text = text[:maxBodyScan]
@@ -60,13 +72,10 @@ func FindProviderError(text string) (pe ProviderError, ok bool) {
 			return pe, false
 		}
 		i += j
-		var body struct {
-			Type  string          `json:"type"`
-			Error json.RawMessage `json:"error"`
-		}
+		var body map[string]json.RawMessage
 		dec := json.NewDecoder(strings.NewReader(text[i:]))
-		if dec.Decode(&body) == nil && len(body.Error) > 0 && body.Error[0] == '{' {
-			if pe, ok = readErrorObject(body.Error); ok {
+		if dec.Decode(&body) == nil {
+			if pe, ok = readBody(body); ok {
 				return pe, true
 			}
 		}
@@ -75,29 +84,66 @@ func FindProviderError(text string) (pe ProviderError, ok bool) {
 	return pe, false
 }
 
-// readErrorObject reads the "error" object of a provider's body, field by
-// field: a field of an unexpected type ("resets_in_seconds":"60") is
-// skipped, not the body.
-func readErrorObject(raw json.RawMessage) (ProviderError, bool) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil {
+// readBody reads one JSON object's members as a provider's error body:
+// an "error" object, with the status beside it; else a bare error object.
+func readBody(body map[string]json.RawMessage) (ProviderError, bool) {
+	if inner, wrapped := body["error"]; wrapped {
+		if len(inner) == 0 || inner[0] != '{' {
+			return ProviderError{}, false
+		}
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(inner, &fields) != nil {
+			return ProviderError{}, false
+		}
+		pe, ok := readErrorObject(fields)
+		if ok && pe.Status == 0 {
+			pe.Status = cmp.Or(httpStatus(body["status"]), httpStatus(body["status_code"]))
+		}
+		return pe, ok
+	}
+	if _, hasCode := body["code"]; !hasCode || !isString(body["message"]) || !isString(body["type"]) {
 		return ProviderError{}, false
 	}
+	return readErrorObject(body)
+}
+
+// isString reports whether a JSON value is a string.
+func isString(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// httpStatus returns the HTTP status a JSON value is (a whole number from
+// 100 to 599, or a string of one), 0 otherwise.
+func httpStatus(raw json.RawMessage) int {
+	n := number(raw)
+	if n >= 100 && n <= 599 && n == float64(int(n)) {
+		return int(n)
+	}
+	return 0
+}
+
+// number returns the number a JSON value is, or a string holds; 0 if
+// neither.
+func number(raw json.RawMessage) float64 {
+	var v float64
+	if json.Unmarshal(raw, &v) != nil {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			v, _ = strconv.ParseFloat(s, 64)
+		}
+	}
+	return v
+}
+
+// readErrorObject reads the members of a provider's error object (the
+// "error" object of its body, or the bare object), field by field: a field
+// of an unexpected type ("resets_in_seconds":"60") is skipped, not the
+// body.
+func readErrorObject(fields map[string]json.RawMessage) (ProviderError, bool) {
 	str := func(k string) string {
 		var v string
 		_ = json.Unmarshal(fields[k], &v)
 		return v
 	}
-	num := func(k string) float64 {
-		var v float64
-		if json.Unmarshal(fields[k], &v) != nil {
-			var s string
-			if json.Unmarshal(fields[k], &s) == nil {
-				v, _ = strconv.ParseFloat(s, 64)
-			}
-		}
-		return v
-	}
+	num := func(k string) float64 { return number(fields[k]) }
 	pe := ProviderError{Type: cmp.Or(str("type"), str("error_type")), Message: str("message")}
 	if v := num("resets_in_seconds"); v > 0 && v <= MaxWaitS {
 		pe.ResetsInS = v
@@ -106,11 +152,11 @@ func readErrorObject(raw json.RawMessage) (ProviderError, bool) {
 		pe.ResetsAt = int64(v)
 	}
 	for _, k := range []string{"code", "status"} {
-		if n := num(k); n >= 100 && n <= 599 && n == float64(int(n)) {
+		if n := httpStatus(fields[k]); n != 0 {
 			if pe.Status == 0 {
-				pe.Status = int(n)
+				pe.Status = n
 			}
-		} else if s := str(k); s != "" && pe.Code == "" && n == 0 {
+		} else if s := str(k); s != "" && pe.Code == "" && num(k) == 0 {
 			pe.Code = s
 		}
 	}
@@ -242,7 +288,16 @@ var ProviderRules = []TextRule{
 	{Any: []string{"overloaded", "at capacity", "service unavailable"},
 		Bin: events.BinUnavailable, Reason: events.ReasonOverloaded, Seen: "Anthropic API",
 		Example: "Overloaded"},
-	{Any: []string{"model_not_found", "does not exist or you do not have access", "model not found", "unknown model"},
+	// ChatGPT's Codex backend refuses a model to a Codex older than the
+	// model: a 400 invalid_request_error, sent as the Responses stream's
+	// error event. Upgrading the CLI, not another model, is the fix.
+	{Any: []string{"model requires a newer version of"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadModel,
+		Seen:    "ChatGPT's Codex backend (Responses error event), through codex 0.169.0 and opencode 1.18.33",
+		Example: "The 'gpt-5.5' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.",
+		Hint:    "upgrade the agent's CLI to its latest version (this model needs a newer one), or pass --model naming a model this version supports"},
+	{Any: []string{"model_not_found", "does not exist or you do not have access", "model not found", "unknown model",
+		"unsupported model", "model is not supported", "model not supported"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonBadModel, Seen: "OpenAI API",
 		Example: "The model `gpt-9` does not exist or you do not have access to it."},
 	{Any: []string{"internal server error", "internal_server_error", "bad gateway", "gateway timeout", "server_error", "api_error"},
@@ -279,6 +334,10 @@ type TextClass struct {
 	// RetryAfterS is the wait the text names, in seconds: the body's
 	// resets_in_seconds, else TryAgainIn; 0 if none.
 	RetryAfterS float64
+	// Hint is the Hint of the row of ProviderRules that decided the
+	// reason, "" if none has one: the agent's hint for the reason
+	// applies then.
+	Hint string
 }
 
 // ClassifyText classifies a failure a CLI reported only as text (an error
@@ -310,11 +369,9 @@ func ClassifyText(text string, status int, agent []TextRule) (c TextClass, ok bo
 		if status == 0 {
 			status = pe.Status
 		}
-		for _, k := range []string{pe.Code, pe.Type} {
-			if r, known := providerCodes[k]; known && k != "" {
-				c.Bin, c.Reason, c.Status = r.bin, r.reason, status
-				return refine(c, text), true
-			}
+		if bin, reason, known := bodyCode(pe); known {
+			c.Bin, c.Reason, c.Status = bin, reason, status
+			return refine(c, text), true
 		}
 	}
 	c.Status = status
@@ -331,14 +388,66 @@ func ClassifyText(text string, status int, agent []TextRule) (c TextClass, ok bo
 		return c, true
 	}
 	if r := Match(ProviderRules, text); r != nil {
-		c.Bin, c.Reason = r.Bin, r.Reason
+		c.Bin, c.Reason, c.Hint = r.Bin, r.Reason, r.Hint
 		return c, true
 	}
 	return c, false
 }
 
+// bodyCode is the class of a body's code, else of its type
+// (providerCodes); known is false when neither is known.
+func bodyCode(pe ProviderError) (bin events.Bin, reason events.Reason, known bool) {
+	for _, k := range []string{pe.Code, pe.Type} {
+		if r, ok := providerCodes[k]; ok && k != "" {
+			return r.bin, r.reason, true
+		}
+	}
+	return "", "", false
+}
+
+// ClassifyBody classifies a text by the provider's error body it quotes
+// alone (FindProviderError): the body's code or type (providerCodes), else
+// the body's own HTTP status (StatusReason), refined by the text as
+// ClassifyText refines; status is the HTTP status the agent's wording
+// names (0 if none), which a body's type or code keeps. ok is false when
+// the text holds no body, or one that says none of these.
+//
+// It is step 1 of ClassifyText with the body's status added, for an agent
+// whose own wordings would take the text first and say less: Codex puts
+// "stream disconnected before completion: " (a retryable server error of
+// its own) before whatever the stream's failure said, a body included.
+func ClassifyBody(text string, status int) (c TextClass, ok bool) {
+	pe, found := FindProviderError(text)
+	if !found {
+		return c, false
+	}
+	c.Body = &pe
+	bin, reason, known := bodyCode(pe)
+	switch {
+	case known:
+		c.Bin, c.Reason, c.Status = bin, reason, cmp.Or(status, pe.Status)
+	case pe.Status != 0:
+		if bin, reason = StatusReason(pe.Status); bin == "" {
+			return TextClass{}, false
+		}
+		c.Bin, c.Reason, c.Status = bin, reason, pe.Status
+	default:
+		return TextClass{}, false
+	}
+	c = refine(c, text)
+	c.RetryAfterS = TryAgainIn(text)
+	if pe.ResetsInS > 0 && pe.ResetsInS <= MaxWaitS {
+		c.RetryAfterS = pe.ResetsInS
+	}
+	return c, true
+}
+
 // refine narrows a class read from a status or a body's generic type by
-// what the text says: an overflow, quota or a missing model.
+// what the text says: an overflow, quota or a missing model. A model the
+// text says is unknown, unsupported or too new for the client is
+// bad_model on a 404, on no status, and on a 400 whose body is an
+// invalid_request_error (the Responses error event's); the row's hint
+// comes with it.
 func refine(c TextClass, text string) TextClass {
 	if c.Reason == events.ReasonBadRequest && c.Body != nil && c.Body.Type == "not_found_error" && strings.HasPrefix(c.Body.Message, "model:") {
 		c.Reason = events.ReasonBadModel // Anthropic: {"type":"not_found_error","message":"model: x"}
@@ -357,8 +466,12 @@ func refine(c TextClass, text string) TextClass {
 		c.Reason = r.Reason
 	case r.Reason == events.ReasonQuota && (c.Reason == events.ReasonRateLimit || c.Reason == events.ReasonBadRequest || c.Reason == events.ReasonAuth):
 		c.Bin, c.Reason = r.Bin, r.Reason
-	case r.Reason == events.ReasonBadModel && c.Reason == events.ReasonBadRequest && (c.Status == 404 || c.Status == 0):
+	case r.Reason == events.ReasonBadModel && c.Reason == events.ReasonBadRequest &&
+		(c.Status == 404 || c.Status == 0 || c.Status == 400 && c.Body != nil && c.Body.Type == "invalid_request_error"):
 		c.Reason = r.Reason
+	}
+	if c.Bin == r.Bin && c.Reason == r.Reason {
+		c.Hint = r.Hint
 	}
 	return c
 }

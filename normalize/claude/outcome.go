@@ -183,6 +183,11 @@ func (d *Decoder) classify() *events.Error {
 	case code == "server_error" || byStatus == events.ReasonServer:
 		return mk(events.BinUnavailable, events.ReasonServer, hintServer)
 	case code == "invalid_request" || byStatus == events.ReasonBadRequest:
+		if r := normalize.Match(normalize.ProviderRules, text); r != nil && r.Reason == events.ReasonBadModel {
+			// A 400 that says the model is unknown, unsupported or
+			// needs a newer client (testdata/claude/streammodel).
+			return mk(events.BinInvalidInput, events.ReasonBadModel, r.HintOr(hints, hintModel))
+		}
 		return mk(events.BinInvalidInput, events.ReasonBadRequest, hintRequest)
 	}
 	return mk(events.BinAgentFailed, events.ReasonErrorEvent, "read the message; run claude by hand for details")

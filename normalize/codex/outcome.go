@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,8 +23,19 @@ const (
 	hintNetwork  = "check the provider's base_url in $CODEX_HOME/config.toml and the network, then retry"
 	hintModel    = "pass --model naming a model the provider serves"
 	hintSession  = "pass a session id Codex knows (run.finished.session_id of an earlier run, same CODEX_HOME)"
+	hintRequest  = "read the provider's message and fix the request or the model provider config"
+	hintUpgrade  = "upgrade Codex (npm i -g @openai/codex@latest): the provider serves this model only to a newer version; or pass --model naming a model this one supports"
 	hintGeneric  = "read the message; run codex exec by hand with the same arguments for details"
 )
+
+// hints are Codex's hints by reason, for a failure its provider's error
+// body decides (Classify).
+var hints = normalize.Hints{
+	events.ReasonAuth: hintAuth, events.ReasonNotConfigured: hintConfig, events.ReasonRateLimit: hintRate,
+	events.ReasonQuota: hintQuota, events.ReasonServer: hintServer, events.ReasonOverloaded: hintOverload,
+	events.ReasonContextOverflow: hintOverflow, events.ReasonNetwork: hintNetwork, events.ReasonBadModel: hintModel,
+	events.ReasonBadSession: hintSession, events.ReasonBadRequest: hintRequest,
+}
 
 // rule is one row of the outcome table: a message that contains any of the
 // patterns (case-insensitively) is this bin and reason; so is, in a row
@@ -67,6 +79,12 @@ var rules = []rule{
 	{patterns: []string{"input_too_large", "exceeds the maximum length"}, bin: events.BinInvalidInput, reason: events.ReasonPromptTooLarge,
 		hint: "put the material in files in the working directory and refer to them in a short prompt",
 		seen: "codex 0.169.0", example: "Input exceeds the maximum length of 1048576 characters."},
+	// ChatGPT's Codex backend refuses a model to an older Codex: a 400
+	// invalid_request_error, as the Responses stream's error event (its
+	// body decides first, see Classify) or as this text alone.
+	{patterns: []string{"model requires a newer version of codex"}, bin: events.BinInvalidInput, reason: events.ReasonBadModel, hint: hintUpgrade,
+		seen:    "codex 0.169.0 (the Responses error event, in response.failed or a 400's body)",
+		example: "The 'gpt-5.5' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again."},
 	{patterns: []string{"invalid_api_key", "incorrect api key"}, byStatus: true,
 		bin: events.BinUnavailable, reason: events.ReasonAuth, hint: hintAuth,
 		seen: "codex 0.169.0", example: "unexpected status 401 Unauthorized: Incorrect API key provided, url: http://127.0.0.1:1/v1/responses"},
@@ -102,8 +120,7 @@ var rules = []rule{
 	{patterns: []string{"no rollout found for thread id", "thread/resume failed", "session not found"},
 		bin: events.BinInvalidInput, reason: events.ReasonBadSession, hint: hintSession,
 		seen: "codex 0.169.0", example: "no rollout found for thread id 0199"},
-	{byStatus: true, bin: events.BinInvalidInput, reason: events.ReasonBadRequest,
-		hint: "read the provider's message and fix the request or the model provider config",
+	{byStatus: true, bin: events.BinInvalidInput, reason: events.ReasonBadRequest, hint: hintRequest,
 		seen: "codex 0.169.0", example: "unexpected status 400 Bad Request: Unsupported parameter"},
 }
 
@@ -115,9 +132,24 @@ var statusRe = regexp.MustCompile(`(?:unexpected status|last status:?)\s+(\d{3})
 // top-level error, or stderr) to hub's error. It never returns nil: a
 // message no rule knows is agent_failed/error_event. http_status is set when
 // the message names one, retry_after_s when it names a wait.
+//
+// A provider's error body in the message decides first, by its code or
+// type, else its status (normalize.ClassifyBody): Codex prints a body a
+// 400 sent as it is, and what a response.failed event said after "stream
+// disconnected before completion: ", which the rules would call a
+// server error whatever the body says (0.169.0, testdata/codex
+// streammodel: the Responses error event of a model that needs a newer
+// Codex). Then the rules, in order.
 func Classify(message string) *events.Error {
 	msg := normalize.Shorten(strings.TrimSpace(message), 1000)
 	status := HTTPStatus(message)
+	if c, ok := normalize.ClassifyBody(message, status); ok {
+		e := events.NewError(c.Bin, c.Reason, bodyHint(c, message), "%s", msg).WithHTTPStatus(c.Status)
+		if c.RetryAfterS > 0 {
+			e.WithRetryAfter(c.RetryAfterS)
+		}
+		return e
+	}
 	for _, r := range rules {
 		if r.matches(message, status) {
 			e := events.NewError(r.bin, r.reason, r.hint, "%s", msg).WithHTTPStatus(status)
@@ -132,6 +164,19 @@ func Classify(message string) *events.Error {
 		}
 	}
 	return events.NewError(events.BinAgentFailed, events.ReasonErrorEvent, hintGeneric, "%s", msg).WithHTTPStatus(status)
+}
+
+// bodyHint is the hint of a failure a provider's body decided: that of the
+// first rule whose words the message has and whose reason is the body's
+// (Codex's own terms for it), else the provider's wording's, else Codex's
+// hint for the reason.
+func bodyHint(c normalize.TextClass, message string) string {
+	for _, r := range rules {
+		if r.reason == c.Reason && len(r.patterns) > 0 && normalize.ContainsFold(message, r.patterns...) {
+			return r.hint
+		}
+	}
+	return cmp.Or(c.Hint, hints.For(c.Reason, hintGeneric))
 }
 
 // HTTPStatus returns the HTTP status a Codex message names, 0 if none.

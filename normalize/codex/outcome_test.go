@@ -68,6 +68,25 @@ func TestClassifyRows(t *testing.T) {
 		{"connect ECONNREFUSED 127.0.0.1:9", events.BinUnavailable, events.ReasonNetwork, 0, 0},
 		// bad model
 		{"The model `gpt-9` does not exist or you do not have access to it.", events.BinInvalidInput, events.ReasonBadModel, 0, 0},
+		{"The 'gpt-5.5' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.",
+			events.BinInvalidInput, events.ReasonBadModel, 0, 0},
+		{`unexpected status 400 Bad Request: {"detail":"The 'gpt-5.5' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again."}`,
+			events.BinInvalidInput, events.ReasonBadModel, 400, 0},
+		// the Responses stream's error event (testdata/codex/streammodel*):
+		// its status and error decide, not "stream disconnected"
+		{`stream disconnected before completion: {"type":"error","status":400,"error":{"type":"invalid_request_error","code":null,"message":"The 'gpt-5.5' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.","param":"model"}}`,
+			events.BinInvalidInput, events.ReasonBadModel, 400, 0},
+		{"stream disconnected before completion: {\n  \"type\": \"error\",\n  \"status\": 400,\n  \"error\": {\n    \"type\": \"invalid_request_error\",\n    \"code\": null,\n    \"message\": \"The 'gpt-5.5' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.\",\n    \"param\": \"model\"\n  }\n}",
+			events.BinInvalidInput, events.ReasonBadModel, 400, 0},
+		{`{"type":"error","status":400,"error":{"type":"invalid_request_error","code":"invalid_value","message":"Invalid value: 'other'.","param":"input[3].action.type"}}`,
+			events.BinInvalidInput, events.ReasonBadRequest, 400, 0},
+		{`stream disconnected before completion: {"type":"error","status":400,"error":{"type":"invalid_request_error","message":"The 'gpt-4o' model is not supported when using Codex with a ChatGPT account."}}`,
+			events.BinInvalidInput, events.ReasonBadModel, 400, 0},
+		{`stream disconnected before completion: {"type":"error","status":429,"error":{"type":"requests","code":"rate_limit_exceeded","message":"Rate limit reached. Please try again in 20s."}}`,
+			events.BinUnavailable, events.ReasonRateLimit, 429, 20},
+		// OpenAI's bare error object (testdata/codex/streamerror)
+		{`stream disconnected before completion: {"message":"The server had an error while processing your request (mid-stream).","type":"server_error","code":"internal_error"}`,
+			events.BinUnavailable, events.ReasonServer, 0, 0},
 		// bad session
 		{"Error: thread/resume: thread/resume failed: no rollout found for thread id 00000000-0000-0000-0000-000000000000 (code -32600)",
 			events.BinInvalidInput, events.ReasonBadSession, 0, 0},
@@ -97,6 +116,23 @@ func TestClassifyRows(t *testing.T) {
 		if e.Hint == "" || e.Message == "" || e.Retryable != events.Retryable(e.Bin, e.Reason) {
 			t.Errorf("Classify(%q) = %+v: want a message, a hint and SPEC's retryable flag", tt.msg, e)
 		}
+	}
+}
+
+// A model the provider serves only to a newer Codex: the hint says to
+// upgrade Codex, whether a body or the text alone says so.
+func TestClassifyUpgradeHint(t *testing.T) {
+	for _, msg := range []string{
+		"The 'gpt-5.5' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.",
+		`stream disconnected before completion: {"type":"error","status":400,"error":{"type":"invalid_request_error","code":null,"message":"The 'gpt-5.5' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.","param":"model"}}`,
+		`{"message":"The 'gpt-5.5' model requires a newer version of Codex.","type":"invalid_request_error","code":null}`,
+	} {
+		if e := Classify(msg); e.Reason != events.ReasonBadModel || e.Hint != hintUpgrade {
+			t.Errorf("Classify(%q) = %s/%s hint %q, want bad_model, hint %q", msg, e.Bin, e.Reason, e.Hint, hintUpgrade)
+		}
+	}
+	if e := Classify("The model `gpt-9` does not exist or you do not have access to it."); e.Hint != hintModel {
+		t.Errorf("a model that does not exist: hint %q, want %q", e.Hint, hintModel)
 	}
 }
 

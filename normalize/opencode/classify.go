@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -99,6 +100,21 @@ func Classify(e gjson.Result) *events.Error {
 	case code == "ProviderHeaderTimeoutError" || code == "ProviderResponseStreamError" || normalize.IsNetworkError(text):
 		return mk(events.BinUnavailable, events.ReasonNetwork, hintNetwork)
 	}
+	// An error the provider sent inside the stream: OpenCode 1.18.33 makes
+	// it an UnknownError whose message is the provider's error object
+	// itself, {"message":…,"type":"server_error","code":…} (testdata/opencode
+	// streamerror-logs, streammodel-logs). Its code or type decides.
+	if c, ok := normalize.ClassifyBody(text, status); ok {
+		hint := cmp.Or(c.Hint, hintFor(c.Reason))
+		if r := normalize.Match(textRules, text); r != nil && r.Bin == c.Bin && r.Reason == c.Reason {
+			hint = r.HintOr(hints, hint) // OpenCode's own terms for it
+		}
+		err := mk(c.Bin, c.Reason, hint).WithHTTPStatus(c.Status)
+		if err.RetryAfterS == nil && c.RetryAfterS > 0 {
+			err.WithRetryAfter(c.RetryAfterS)
+		}
+		return err
+	}
 	if name == "UnknownError" && normalize.ContainsFold(msg, "unexpected server error") {
 		// OpenCode 1.18 reports an unknown provider or model this way, and
 		// other internal failures too; the cause is only in its own logs.
@@ -143,6 +159,14 @@ func retryAfter(h gjson.Result) float64 {
 // an "Unexpected server error". Each row's example is tested
 // (TestTextRules); Seen is the version it was read from.
 var textRules = []normalize.TextRule{
+	// ChatGPT's Codex backend refuses a model to an older client (a 400
+	// invalid_request_error, inside the stream): OpenCode makes it an
+	// UnknownError whose message is the error object, and logs its
+	// fields (testdata/opencode/streammodel-logs).
+	{Any: []string{"model requires a newer version of"},
+		Bin: events.BinInvalidInput, Reason: events.ReasonBadModel, Seen: "opencode 1.18.33 (the provider's text)",
+		Example: "The 'mock-model' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.",
+		Hint:    "upgrade opencode (npm i -g opencode-ai@latest): the provider serves this model only to a newer client; or pass --model naming another model"},
 	{Any: []string{"ProviderModelNotFoundError", "model not found", "ModelNotFoundError"},
 		Bin: events.BinInvalidInput, Reason: events.ReasonBadModel, Seen: "opencode 1.18.33",
 		Example: "ProviderModelNotFoundError: Model not found: nope/x. Did you mean: standardcompute?"},

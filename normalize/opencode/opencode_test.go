@@ -47,6 +47,16 @@ func TestClassify(t *testing.T) {
 		{"network", `{"name":"UnknownError","data":{"message":"Unable to connect. Is the computer able to access the url?"}}`, events.BinUnavailable, events.ReasonNetwork, 0},
 		{"header timeout", `{"name":"UnknownError","data":{"message":"The operation timed out."}}`, events.BinUnavailable, events.ReasonNetwork, 0},
 		{"bun socket", `{"name":"UnknownError","data":{"message":"The socket connection was closed unexpectedly. For more information, pass ` + "`verbose: true`" + ` in the second argument to fetch()"}}`, events.BinUnavailable, events.ReasonNetwork, 0},
+		// An error inside the stream: the provider's error object is the
+		// message (1.18.33, testdata/opencode/stream*-logs).
+		{"bare server error", `{"name":"UnknownError","data":{"message":"{\"message\":\"The server had an error while processing your request (mid-stream).\",\"type\":\"server_error\",\"code\":\"internal_error\"}"}}`,
+			events.BinUnavailable, events.ReasonServer, 0},
+		{"bare model too new", `{"name":"UnknownError","data":{"message":"{\"message\":\"The 'mock-model' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again.\",\"type\":\"invalid_request_error\",\"param\":\"model\",\"code\":null}"}}`,
+			events.BinInvalidInput, events.ReasonBadModel, 0},
+		{"bare bad request", `{"name":"UnknownError","data":{"message":"{\"message\":\"Invalid value\",\"type\":\"invalid_request_error\",\"param\":\"x\",\"code\":\"invalid_value\"}"}}`,
+			events.BinInvalidInput, events.ReasonBadRequest, 0},
+		{"responses error event", `{"name":"UnknownError","data":{"message":"{\"type\":\"error\",\"status\":429,\"error\":{\"type\":\"requests\",\"code\":\"rate_limit_exceeded\",\"message\":\"slow\"}}"}}`,
+			events.BinUnavailable, events.ReasonRateLimit, 429},
 		{"unknown", `{"name":"UnknownError","data":{"message":"something else"}}`, events.BinAgentFailed, events.ReasonErrorEvent, 0},
 		{"empty", `{}`, events.BinAgentFailed, events.ReasonErrorEvent, 0},
 	}
@@ -54,6 +64,9 @@ func TestClassify(t *testing.T) {
 		e := opencode.Classify(gjson.Parse(tt.err))
 		if e.Bin != tt.bin || e.Reason != tt.reason {
 			t.Errorf("Classify(%s) = %s/%s, want %s/%s", tt.name, e.Bin, e.Reason, tt.bin, tt.reason)
+		}
+		if upgrade := strings.Contains(tt.name, "too new"); strings.Contains(e.Hint, "upgrade opencode") != upgrade {
+			t.Errorf("Classify(%s) hint %q, want one to upgrade opencode: %v", tt.name, e.Hint, upgrade)
 		}
 		gotStatus := 0
 		if e.HTTPStatus != nil {

@@ -42,6 +42,10 @@ func TestDecodeStderr(t *testing.T) {
 		{streamErr(`Internal server error`), true, events.ReasonServer, false},
 		{streamErr(`You exceeded your current quota, please check your plan and billing details.`), true, events.ReasonQuota, true},
 		{streamErr(`You exceeded your current quota, please check your plan and billing details.`), false, events.ReasonQuota, false},
+		// An error sent inside the stream, logged field by field
+		// (1.18.33, testdata/opencode/streamerror-logs).
+		{`timestamp=2026-12-03T18:31:07.492Z level=ERROR run=a41365e0 message="stream error" providerID=mock modelID=mock-model session.id=ses_1 small=false agent=build mode=primary error.error.message="The server had an error while processing your request (mid-stream)." error.error.type=server_error error.error.code=internal_error`,
+			true, events.ReasonServer, false},
 	}
 	for _, tt := range tests {
 		d := New("", tt.failFast)
@@ -65,6 +69,8 @@ func TestDecodeStderr(t *testing.T) {
 		streamErr(`Incorrect API key provided: \"x\"`),
 		streamErr(`This model's maximum context length is 128000 tokens`),
 		`timestamp=x level=ERROR message="stream error" small=true error.error="AI_APICallError: boom"`,
+		// a 400 sent inside the stream, which OpenCode does not retry
+		`timestamp=x level=ERROR message="stream error" small=false error.error.message="The 'mock-model' model requires a newer version of Codex. Please upgrade to the latest app or CLI and try again." error.error.type=invalid_request_error error.error.param=model error.error.code=null`,
 		`timestamp=x level=INFO message="stream error" small=false error.error="AI_APICallError: boom"`,
 		"Error: something else",
 	} {

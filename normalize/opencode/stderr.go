@@ -84,6 +84,9 @@ func (d *Decoder) decodeStderr(dst []events.Body, line string) ([]events.Body, b
 		return dst, false
 	}
 	text := logfmtValue(line, "error.error")
+	if text == "" {
+		text = loggedBody(line)
+	}
 	if text == "" || logfmtValue(line, "small") == "true" {
 		return dst, false // the title agent's call (hub passes --title), or no error
 	}
@@ -108,6 +111,28 @@ func (d *Decoder) decodeStderr(dst []events.Body, line string) ([]events.Body, b
 			"opencode kept retrying a failure that retrying cannot fix; hub stopped it: %s", normalize.Shorten(text, 600))
 	}
 	return dst, true
+}
+
+// loggedBody is the provider's error object of a "stream error" line that
+// logs it field by field rather than as an Error (1.18.33, an error sent
+// inside the stream: error.error.message="…" error.error.type=server_error
+// error.error.code=internal_error), as the JSON object it was, which
+// normalize.FindProviderError reads; "" when the line has no message.
+func loggedBody(line string) string {
+	msg := logfmtValue(line, "error.error.message")
+	if msg == "" {
+		return ""
+	}
+	body := struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type,omitempty"`
+		Code    *string `json:"code"`
+	}{Message: msg, Type: logfmtValue(line, "error.error.type")}
+	if v := logfmtValue(line, "error.error.code"); v != "" && v != "null" { // logfmt writes a null as null
+		body.Code = &v
+	}
+	raw, _ := json.Marshal(body) // cannot fail: strings
+	return string(raw)
 }
 
 // explained is the error of an error event that hid its cause, from the

@@ -1,6 +1,7 @@
 package pi
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -142,7 +143,7 @@ func Classify(msg string) *events.Error {
 		return mk(events.BinInvalidInput, events.ReasonContextOverflow, hintOverflow)
 	}
 	if c, ok := normalize.ClassifyText(msg, status, nil); ok {
-		e := mk(c.Bin, c.Reason, hintFor(c.Reason))
+		e := mk(c.Bin, c.Reason, cmp.Or(c.Hint, hintFor(c.Reason)))
 		if c.RetryAfterS > 0 && (e.Retryable || e.Reason == events.ReasonQuota) {
 			e.WithRetryAfter(c.RetryAfterS) // a quota that names a wait lifts then (the verdict says so)
 		}
