@@ -202,7 +202,9 @@ const grace = 2 * time.Second
 //   - Provider: the failures CLIs report vaguely end in their bins: quota
 //     and payment (the providers' bodies, HTTP 402), an unknown model, a
 //     connection refused, dropped before any response or cut mid-stream
-//     (unavailable/network, never server).
+//     (unavailable/network, never server), and an error the provider
+//     sends inside a stream it began (a model that needs a newer CLI:
+//     invalid_input/bad_model; a server error: unavailable/server).
 //   - Idle: a provider that never answers (hang) or stops mid-stream
 //     (stall) ends by hub's idle timeout, in about that time (WantQuiet).
 //   - ToolKilled: a run stopped by its wall timeout while the tool hangs
@@ -558,6 +560,8 @@ func conformProvider(t *testing.T, a Agent) {
 		{"drop", mockllm.Drop, events.BinUnavailable, events.ReasonNetwork},
 		{"reset", mockllm.Reset, events.BinUnavailable, events.ReasonNetwork},
 		{"cut", mockllm.Cut, events.BinUnavailable, events.ReasonNetwork},
+		{"streammodel", mockllm.StreamModel, events.BinInvalidInput, events.ReasonBadModel},
+		{"streamerror", mockllm.StreamError, events.BinUnavailable, events.ReasonServer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
