@@ -21,6 +21,11 @@ import (
 // Langdale and Lemire, "Parsing Gigabytes of JSON per Second", VLDB Journal
 // 28(6), 2019, section 3.1.1). Only \u escapes, rare in tool output, are
 // looked at one by one.
+//
+// That is the portable code, and the reference. On amd64, stringBlocksAVX2
+// (scan_amd64.s) finds the same masks with 32-byte vectors and goes past
+// the blocks that need nothing but their escapes counted; a process uses
+// it where it measures faster (kernel.go).
 
 const (
 	ones  = 0x0101010101010101 // 0x01 in each byte
@@ -123,11 +128,39 @@ const shortString = 24
 // surrogate is U+FFFD's three bytes), whether it has escapes, and whether
 // it is a valid JSON string (closed, no byte below 0x20, every escape one
 // of \" \\ \/ \b \f \n \r \t \uXXXX). Like gjson, it does not check UTF-8.
-func scanString(b []byte, i int) (end, n int, esc, ok bool) { return scanStringWith(b, i, wide) }
+func scanString(b []byte, i int) (end, n int, esc, ok bool) {
+	return scanStringWith(b, i, kernelAuto)
+}
 
-// scanStringWith is scanString, with AVX2 when avx2 is set (tests check
-// both ways).
-func scanStringWith(b []byte, i int, avx2 bool) (end, n int, esc, ok bool) {
+// kernel is the code scanBlocks reads blocks with.
+type kernel uint8
+
+const (
+	kernelAuto  kernel = iota // the one this process chose (see Kernel)
+	kernelWords               // a word at a time (blockMasks): the reference
+	kernelAVX2                // stringBlocksAVX2
+)
+
+// masks are the bit masks (bit k for byte k) of a 64-byte block: its '"',
+// its '\\', its bytes below 0x20, the bytes that may not follow an
+// escape's backslash (all but " \ / b f n r t u), and its 'u'. The AVX2
+// kernel finds all five; the word-at-a-time code the first three, and the
+// last two for the escaped bytes only (escClasses).
+type masks struct {
+	quote, backslash, ctrl, notEsc, u uint64
+}
+
+// avx2State is what scanBlocks carries from one block to the next, as
+// stringBlocksAVX2 reads and updates it (the order of the fields is the
+// kernel's).
+type avx2State struct {
+	carry   uint64 // 1 when the next block's first byte is escaped
+	removed int    // bytes that unescaping removes, one per escape so far
+	escBits uint64 // every escape's backslash seen, for hasEsc
+}
+
+// scanStringWith is scanString with the kernel k (tests check each).
+func scanStringWith(b []byte, i int, k kernel) (end, n int, esc, ok bool) {
 	start := i
 	removed := 0 // bytes that unescaping removes
 	for lim := min(len(b), i+shortString); i < lim; {
@@ -150,7 +183,7 @@ func scanStringWith(b []byte, i int, avx2 bool) (end, n int, esc, ok bool) {
 		removed += w - l
 		i += w
 	}
-	return scanBlocks(b, start, i, removed, esc, avx2)
+	return scanBlocks(b, start, i, removed, esc, k)
 }
 
 // escapeAt checks the escape whose backslash is b[i] and returns its
@@ -175,44 +208,53 @@ func escapeAt(b []byte, i int) (w, l int, ok bool) {
 // scanBlocks goes on with scanString from b[i] (not inside an escape), 64
 // bytes at a time; the last, shorter block is read from a copy padded with
 // zero bytes, which end the string as invalid unless a quote closes it
-// first.
-func scanBlocks(b []byte, start, i, removed int, esc, avx2 bool) (end, n int, hasEsc, ok bool) {
+// first. With AVX2, stringBlocksAVX2 reads the blocks that need nothing
+// more than counting their escapes, and the loop below the others: the
+// last, and those with a \u escape or an error.
+func scanBlocks(b []byte, start, i, removed int, esc bool, k kernel) (end, n int, hasEsc, ok bool) {
+	avx2 := k == kernelAVX2 || k == kernelAuto && useAVX2()
 	var (
 		carry   uint64 // the next block's first byte is escaped
 		uSkip   = i    // \u escapes before this index were read already
 		pad     [64]byte
 		escBits uint64 // every escape's backslash seen, for hasEsc
 	)
-	for ; i < len(b); i += 64 {
+	for i < len(b) {
 		blk := b[i:]
 		if len(blk) < 64 {
-			clear(pad[:])
-			copy(pad[:], blk)
+			copy(pad[:], blk) // once: it is the last block
 			blk = pad[:]
 		}
-		var quote, backslash, ctrl, notEsc, u uint64
+		var m masks
 		if avx2 {
-			quote, backslash, ctrl, notEsc, u = blockMasksAVX2(&blk[0])
+			st := avx2State{carry, removed, escBits}
+			whole := len(blk) >> 6
+			read := stringBlocksAVX2(&blk[0], whole, &st, &m)
+			carry, removed, escBits = st.carry, st.removed, st.escBits
+			if i += read << 6; read == whole {
+				continue
+			}
 		} else {
 			var anyCtrl bool
-			quote, backslash, anyCtrl = blockMasks(blk)
+			m.quote, m.backslash, anyCtrl = blockMasks(blk)
 			if anyCtrl {
-				ctrl = ctrlBits(blk)
+				m.ctrl = ctrlBits(blk)
 			}
 		}
-		escaped, escape := escapes(backslash, &carry)
+		escaped, escape := escapes(m.backslash, &carry)
 		inside := ^uint64(0) // the bytes of the block before the closing quote
-		closing := quote &^ escaped
+		closing := m.quote &^ escaped
 		if closing != 0 {
 			inside = uint64(1)<<bits.TrailingZeros64(closing) - 1
 		}
-		if ctrl&inside != 0 {
-			return i + bits.TrailingZeros64(ctrl&inside), 0, false, false
+		if m.ctrl&inside != 0 {
+			return i + bits.TrailingZeros64(m.ctrl&inside), 0, false, false
 		}
 		escape &= inside
 		escBits |= escape
 		removed += bits.OnesCount64(escape)
 		escaped &= inside
+		notEsc, u := m.notEsc, m.u
 		if !avx2 {
 			notEsc, u = escClasses(blk, escaped)
 		}
@@ -221,8 +263,8 @@ func scanBlocks(b []byte, start, i, removed int, esc, avx2 bool) (end, n int, ha
 		}
 		// Each \u escape: its hex digits, and the bytes it unescapes to
 		// beyond the one counted for its backslash.
-		for m := escaped & u; m != 0; m &= m - 1 {
-			at := i + bits.TrailingZeros64(m) - 1 // its backslash
+		for us := escaped & u; us != 0; us &= us - 1 {
+			at := i + bits.TrailingZeros64(us) - 1 // its backslash
 			if at < uSkip {
 				continue // the second half of a surrogate pair
 			}
@@ -237,13 +279,14 @@ func scanBlocks(b []byte, start, i, removed int, esc, avx2 bool) (end, n int, ha
 			end = i + bits.TrailingZeros64(closing) + 1
 			return end, end - 1 - start - removed, esc || escBits != 0, true
 		}
+		i += 64
 	}
 	return len(b), 0, false, false
 }
 
 // escClasses returns, of the bytes of blk[:64] that m marks, those that may
 // not follow an escape's backslash and those that are 'u': what
-// blockMasksAVX2 gives for all the bytes, for the escaped ones only.
+// stringBlocksAVX2 gives for all the bytes, for the escaped ones only.
 func escClasses(blk []byte, m uint64) (notEsc, u uint64) {
 	for ; m != 0; m &= m - 1 {
 		k := bits.TrailingZeros64(m)

@@ -166,11 +166,14 @@ func versionCommand() *cli.Command {
 		Name:         "version",
 		Usage:        "print hub's version",
 		OnUsageError: usageErr,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "verbose", Usage: "also print the Go version, the platform and the code that scans JSON strings on this machine, with why it was chosen"},
+		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usagef("%s takes no arguments, got %q", c.Command.Name, c.Args().Slice())
 			}
-			return printVersion(c.App.Writer)
+			return printVersion(c.App.Writer, c.Bool("verbose"))
 		},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/normalize"
 )
 
 // appAction runs when no command is named: hub --version, hub alone
@@ -27,7 +29,7 @@ func appAction(c *cli.Context) error {
 		if c.NArg() > 0 {
 			return usagef("--version takes no arguments, got %q", c.Args().Slice())
 		}
-		return printVersion(c.App.Writer)
+		return printVersion(c.App.Writer, false)
 	}
 	if c.NArg() == 0 {
 		return cli.ShowAppHelp(c)
@@ -35,9 +37,14 @@ func appAction(c *cli.Context) error {
 	return unknownCommand(c.App, c.Args().First())
 }
 
-// printVersion is what hub version and hub --version print.
-func printVersion(w io.Writer) error {
+// printVersion is what hub version and hub --version print; verbose (hub
+// version --verbose) adds the toolchain, the platform and the JSON scan
+// kernel this process chose (normalize.Kernel).
+func printVersion(w io.Writer, verbose bool) error {
 	_, err := fmt.Fprintf(w, "hub %s (schema hub.event/v%d)\n", hubVersion(), events.Version)
+	if err == nil && verbose {
+		_, err = fmt.Fprintf(w, "go: %s %s/%s\njson scan: %v\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, normalize.Kernel())
+	}
 	return err
 }
 

@@ -116,6 +116,13 @@ func TestVersionFlag(t *testing.T) {
 	if code1 != 0 || code2 != 0 || flag != cmd || !strings.HasPrefix(flag, "hub ") {
 		t.Errorf("hub --version = %d %q, hub version = %d %q; want both 0 and the same line", code1, flag, code2, cmd)
 	}
+	// --verbose: the same line, then the toolchain and the JSON scan kernel.
+	code3, verbose, _ := hubCLI(t, "", "version", "--verbose")
+	lines := strings.Split(strings.TrimSuffix(verbose, "\n"), "\n")
+	if code3 != 0 || len(lines) != 3 || lines[0]+"\n" != cmd || !strings.HasPrefix(lines[1], "go: go") ||
+		!strings.HasPrefix(lines[2], "json scan: avx2 (") && !strings.HasPrefix(lines[2], "json scan: words (") {
+		t.Errorf("hub version --verbose = %d %q; want 0, %q, go: and json scan: lines", code3, verbose, cmd)
+	}
 	code, out, _ := hubCLI(t, "")
 	if code != 0 || !strings.Contains(out, "COMMANDS:") {
 		t.Errorf("hub alone = exit %d %q, want 0 and the help", code, out)
