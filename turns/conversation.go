@@ -52,7 +52,7 @@ type Conversation struct {
 type prompt struct {
 	text        string
 	interrupted bool          // Interrupt came for it (under mu)
-	running     bool          // its turn began (under mu)
+	running     bool          // its turn is being sent or runs (under mu)
 	done        chan struct{} // closed once its turn ended, or it was dropped
 }
 
@@ -110,9 +110,10 @@ func (c *Conversation) Send(text string) <-chan struct{} {
 	return p.done
 }
 
-// Interrupt stops the turn of the last prompt sent: at once when it runs,
-// as soon as it begins when it is still queued; a turn that has ended is
-// left as it was (see Input).
+// Interrupt stops what the last prompt sent asked for: its turn, when it
+// runs; the prompt itself, never sent to the agent, when its turn has not
+// begun (it is dropped, and no turn runs for it); nothing when its turn has
+// ended (see Input).
 func (c *Conversation) Interrupt() {
 	c.mu.Lock()
 	p := c.last
@@ -121,11 +122,19 @@ func (c *Conversation) Interrupt() {
 		return
 	}
 	p.interrupted = true
-	running := p.running
-	c.mu.Unlock()
-	if running {
-		_ = c.s.Interrupt()
+	if !p.running {
+		for i, q := range c.queue {
+			if q == p {
+				c.queue = append(c.queue[:i], c.queue[i+1:]...)
+				close(p.done)
+				break
+			}
+		}
+		c.mu.Unlock()
+		return
 	}
+	c.mu.Unlock()
+	_ = c.s.Interrupt()
 }
 
 // End says no prompt follows: once the turns sent have ended, the session
@@ -270,7 +279,7 @@ func (c *Conversation) turn(p *prompt, done chan<- struct{}) {
 			c.mu.Lock()
 			interrupted := p.interrupted
 			c.mu.Unlock()
-			if interrupted { // an Interrupt came before its turn began
+			if interrupted { // an Interrupt came as its turn began: the session had not the turn yet
 				_ = c.s.Interrupt()
 			}
 		}

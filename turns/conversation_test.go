@@ -117,12 +117,11 @@ func request(dialect, bin string) hub.Request {
 }
 
 // TestThreeTurns: three prompts sent at once run as three turns, one after
-// another, in one agent process where the agent holds a live session
-// (claude, pi) and resuming it where not (opencode); End closes the
-// session once they have run.
+// another, in one agent process (the fake agent holds a live session in
+// the claude and pi dialects); End closes the session once they have run.
 func TestThreeTurns(t *testing.T) {
 	t.Parallel()
-	for _, d := range []string{"claude", "pi", "opencode"} {
+	for _, d := range []string{"claude", "pi"} {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
 			bin, marker := fakeBin(t, d, "ok")
@@ -273,4 +272,41 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// TestInterruptDropsQueued: an interrupt whose prompt's turn has not begun
+// (the turn before it is still running) drops that prompt: it never
+// reaches the agent, no turn runs for it, and the running turn is left
+// alone. The sink holds the first turn open until the interrupt is in.
+func TestInterruptDropsQueued(t *testing.T) {
+	t.Parallel()
+	bin, marker := fakeBin(t, "claude", "ok")
+	rec := newRecorder()
+	inTurn, release := make(chan struct{}), make(chan struct{})
+	sink := func(ev events.Event) error {
+		if tf, ok := ev.Body.(events.TurnStarted); ok && tf.Turn == 1 {
+			close(inTurn)
+			<-release
+		}
+		return rec.sink(ev)
+	}
+	c := turns.Start(t.Context(), request("claude", bin), sink, turns.Config{})
+	first := c.Send("one")
+	dropped := c.Send("two")
+	<-inTurn
+	c.Interrupt()
+	if !isClosed(dropped) {
+		t.Errorf("the interrupted prompt's channel is open: it is dropped at once")
+	}
+	close(release)
+	<-first
+	c.End()
+	if fin := c.Wait(); !fin.OK {
+		t.Errorf("run.finished %+v, want ok", fin.Error)
+	}
+	tfs := rec.turnsFinished()
+	if len(tfs) != 1 || !tfs[0].OK || tfs[0].Interrupted {
+		t.Errorf("turn.finished %+v, want one, ok: the running turn is not the interrupt's", tfs)
+	}
+	rec.check(t, marker)
 }

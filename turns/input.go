@@ -15,9 +15,10 @@ import (
 //	{"prompt": "fix the failing test"}   the next turn's prompt (a non-empty string)
 //	{"interrupt": true}                  interrupt the turn of the prompt before it
 //
-// An interrupt stops the turn of the last prompt read before it: the turn
-// running, or, when that prompt's turn has not begun yet, the turn as soon
-// as it begins; a turn that already ended is left as it was. Any other
+// An interrupt stops what the last prompt read before it asked for: its
+// turn, when it runs; the prompt itself when its turn has not begun (the
+// turns before it still running): it is dropped, never sent to the agent;
+// nothing when its turn has already ended. Any other
 // field, a second field, or a value of another type is an error, so that a
 // typo never passes silently. Blank lines are skipped.
 type Input struct {

@@ -19,12 +19,13 @@ import (
 func acpCommand(kill <-chan struct{}) *cli.Command {
 	return &cli.Command{
 		Name:      "acp",
-		Usage:     "be an ACP (Agent Client Protocol) agent on stdin/stdout for an editor: each session/prompt is one run of --agent",
+		Usage:     "be an ACP (Agent Client Protocol) agent on stdin/stdout for an editor: each session/prompt is a turn of --agent",
 		ArgsUsage: " ",
 		Description: "Takes hub run's flags and config file, but no prompt: the ACP client sends each prompt (session/prompt),\n" +
-			"and each runs as one hub run of --agent with these flags, its events streamed back as session/update.\n" +
-			"A session's next prompt resumes the agent's session. stdout carries only the protocol; hub's own\n" +
-			"diagnostics go to stderr. --output and --color do not apply; --prompt-file, --raw-log, --diff-out,\n" +
+			"and each runs as the next turn of a hub session of --agent with these flags (one agent process for the\n" +
+			"ACP session where the CLI can hold one), its events streamed back as session/update. stdout carries only\n" +
+			"the protocol; hub's own diagnostics go to stderr. --turn-timeout and --session-idle bound each turn and the\n" +
+			"wait for the next prompt. --output and --color do not apply; --prompt-file, --session-in, --raw-log, --diff-out,\n" +
 			"--status-file and --confirm (no terminal to ask on) are refused; --permission full needs --yes.",
 		Flags:           runFlags(),
 		HideHelpCommand: true,
@@ -52,7 +53,8 @@ func acpAction(kill <-chan struct{}) cli.ActionFunc {
 		if p.warning != "" {
 			fmt.Fprintf(c.App.ErrWriter, "hub: warning: %s\n", p.warning)
 		}
-		opts := []hub.Option{hub.WithKill(kill), hub.WithConfirm(p.approval.check)}
+		opts := []hub.Option{hub.WithKill(kill), hub.WithConfirm(p.approval.check),
+			hub.WithTurnTimeout(p.turnTimeout), hub.WithSessionIdle(p.sessionIdle)}
 		// As for hub run: hub is a child subreaper that runs nothing but
 		// its runs, so what escapes a guard is killed with its run.
 		if err := hub.BecomeSubreaper(); err == nil {
@@ -91,6 +93,8 @@ func acpPlan(o runOptions) (runPlan, error) {
 		return runPlan{}, usagef("acp: --diff-out names one run's file, and hub acp makes a run of every prompt")
 	case o.StatusFile != "":
 		return runPlan{}, usagef("acp: --status-file names one run's file, and hub acp makes a run of every prompt")
+	case o.SessionIn != "":
+		return runPlan{}, usagef("acp: --session-in: the ACP client sends each prompt (session/prompt)")
 	}
 	o.Args, o.DashDash = []string{"(from the ACP client)"}, true
 	p, err := o.plan()

@@ -131,6 +131,7 @@ func newApp(kill <-chan struct{}, stdin io.Reader, stdout, stderr io.Writer) *cl
 		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			runCommand(kill),
+			chatCommand(kill),
 			batchCommand(kill),
 			applyCommand(),
 			acpCommand(kill),

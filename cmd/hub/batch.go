@@ -286,6 +286,8 @@ func planLine(ctx context.Context, line int, b []byte, defaults []string) batchR
 		r.err = usagef(`a request's prompt is its "prompt" or "prompt-file", not stdin`)
 	case p.approval.confirm:
 		r.err = usagef(`"confirm" asks on the terminal, which the batch's runs share: approve ahead with "yes"`)
+	case p.session:
+		r.err = usagef(`"session-in" runs a session of many turns, which is hub run's: a request is one run`)
 	}
 	r.plan = p
 	return r

@@ -23,9 +23,9 @@ func TestUsageMessages(t *testing.T) {
 		args []string
 		want string // the first line on stderr; a trailing "…" matches a prefix
 	}{
-		{"", []string{"rnu"}, `hub: unknown command "rnu" (commands: run, batch, apply, …`},
-		{"", []string{"docter", "x"}, `hub: unknown command "docter" (commands: run, batch, apply, …`},
-		{"", []string{"help", "rnu"}, `hub: unknown command "rnu" (commands: run, batch, apply, …`},
+		{"", []string{"rnu"}, `hub: unknown command "rnu" (commands: run, chat, batch, …`},
+		{"", []string{"docter", "x"}, `hub: unknown command "docter" (commands: run, chat, batch, …`},
+		{"", []string{"help", "rnu"}, `hub: unknown command "rnu" (commands: run, chat, batch, …`},
 		{"", []string{"run", "--agent", "opencode", "--timeout", "10", "x"}, `hub: invalid value "10" for flag --timeout: use a unit, e.g. 10s or 10m`},
 		{"", []string{"run", "--agent", "opencode", "--timeout=1.5", "x"}, `hub: invalid value "1.5" for flag --timeout: use a unit, e.g. 1.5s or 1.5m`},
 		{"", []string{"run", "--agent", "opencode", "--timeout", "soon", "x"}, `hub: invalid value "soon" for flag --timeout: time: invalid duration "soon" (a duration is a number and a unit: 300ms, 10s, 5m, 1h30m)`},

@@ -68,6 +68,9 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "bin", TakesFile: true, Usage: "the agent binary: a path, or a name looked up in PATH", EnvVars: []string{"HUB_BIN"}},
 		&cli.StringFlag{Name: "acp-command", Usage: `with --agent acp: the ACP agent's command line, split as a shell would ("opencode acp", "npx @zed-industries/claude-agent-acp")`, EnvVars: []string{"HUB_ACP_COMMAND"}},
 		&cli.StringFlag{Name: "prompt-file", TakesFile: true, Usage: "read the prompt from this file (at most 16 MiB; --timeout and Ctrl-C stop the read, as they do a prompt read from stdin with -)"},
+		&cli.StringFlag{Name: "session-in", TakesFile: true, Usage: `run a session of many turns in one agent: read its prompts from this file (- for stdin), one JSON object a line, {"prompt":"…"} or {"interrupt":true}; a prompt given as well is the first turn; the end of the input ends the session`},
+		&cli.DurationFlag{Name: "turn-timeout", Usage: "in a session (--session-in, hub chat, hub acp): interrupt a turn still running after this long; the session goes on (0 = none)", EnvVars: []string{"HUB_TURN_TIMEOUT"}},
+		&cli.DurationFlag{Name: "session-idle", Value: hub.DefaultSessionIdle, Usage: "in a session (--session-in, hub chat, hub acp): end it when no turn has run for this long (0 = never)", EnvVars: []string{"HUB_SESSION_IDLE"}},
 		// KeepSpace: a value is taken whole (the app disables the comma split).
 		&cli.StringSliceFlag{Name: "env", KeepSpace: true, Usage: "K=V to add to the agent's environment (repeatable; each value whole, commas and spaces included)"},
 		&cli.BoolFlag{Name: "no-fail-fast", Usage: "let the agent keep retrying errors that retrying cannot fix (HTTP 401/403) instead of stopping it at once"},
@@ -143,6 +146,9 @@ func runAction(kill <-chan struct{}) cli.ActionFunc {
 		if p.warning != "" {
 			fmt.Fprintf(c.App.ErrWriter, "hub: warning: %s\n", p.warning)
 		}
+		if p.session {
+			return executeSession(ctx, p, kill, c.App.Reader, c.App.Writer, c.App.ErrWriter)
+		}
 		return execute(ctx, p, kill, c.App.Writer, c.App.ErrWriter)
 	}
 }
@@ -152,52 +158,20 @@ func runAction(kill <-chan struct{}) cli.ActionFunc {
 func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	closed := watchClosed(stdout, func() {
-		cancel(events.NewError(events.BinInternal, "", "check the consumer of hub's output",
-			"hub's stdout was closed by its reader; the agent was stopped"))
-	})
-	// A consumer that stops reading must not hold hub past the run's end:
-	// not on stdout, nor on stderr, where --output text writes tool lines
-	// and the summary (a wrapper that pipes stderr and never reads it).
-	giveUp, stopWatch := giveUpAfter(ctx, p.req.Limits.Timeout, p.req.Limits.GraceOrDefault())
-	defer stopWatch()
-	// What the terminal is, from the files themselves, before they are
-	// wrapped.
-	con := newConsole(stdout, stderr, p.color, os.Getenv)
-	// jsonl's events are written in batches: each time the run is about
-	// to wait for the agent (hub.WithFlush), and at the end; text's
-	// answer too, unless stdout and stderr are one file (one terminal,
-	// where a stderr line or the status line goes between the answer's
-	// words as they come). A write on stderr first writes out what stdout
-	// holds.
-	batch := p.output == "jsonl" || p.output == "text" && !con.shared
-	out := &stallGuard{w: stdout, giveUp: giveUp, batch: batch}
-	errOut := &stallGuard{w: stderr, giveUp: giveUp, first: out}
-	defer out.close()
-	defer errOut.close()
-	stderr = errOut
-	sink, done, text := outputSink(p.output, p.req.Schema != nil, con, out, stderr)
-	defer text.close()
-	if st := p.status; st != nil {
-		out := sink
-		sink = func(ev events.Event) error {
-			_ = st.Observe(ev) // its error is told at the end: the run goes on
-			return out(ev)
-		}
-	}
-
+	o := openOutput(ctx, cancel, p, true, stdout, stderr)
+	defer o.close()
 	// A question on the terminal (--confirm) is asked with the status
 	// line off.
-	opts := []hub.Option{hub.WithKill(kill), hub.WithFlush(out.Flush), hub.WithConfirm(func(ctx context.Context, req hub.Request, g grant.Rule) error {
-		return text.quiet(func() error { return p.approval.check(ctx, req, g) })
+	opts := []hub.Option{hub.WithKill(kill), hub.WithFlush(o.out.Flush), hub.WithConfirm(func(ctx context.Context, req hub.Request, g grant.Rule) error {
+		return o.text.quiet(func() error { return p.approval.check(ctx, req, g) })
 	})}
 	fo := p.fileOptions()
 	defer fo.close()
 	opts = append(opts, fo.opts...)
 	if p.req.Apply && p.approval.confirm {
 		opts = append(opts, hub.WithApprove(func(ctx context.Context, diff []byte, files []events.FileChanged) error {
-			_ = out.Flush() // what the change is, before hub waits for a person; an error is told at the end
-			return text.quiet(func() error { return p.approval.approveChange(ctx, diff, files) })
+			_ = o.out.Flush() // what the change is, before hub waits for a person; an error is told at the end
+			return o.text.quiet(func() error { return p.approval.approveChange(ctx, diff, files) })
 		}))
 	}
 	// Every process hub starts runs below a guard that holds its tree. As a
@@ -208,19 +182,80 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 		opts = append(opts, hub.WithOrphans())
 		defer hub.ReapOrphans()
 	}
-	fin := hub.Run(ctx, p.req, sink, opts...)
-	text.close()
-	ferr := out.Flush() // the run's last events, run.finished among them
-	closed()
-	fo.report(stderr)
-	err := done(fin)
+	return o.finish(hub.Run(ctx, p.req, o.sink, opts...), fo)
+}
+
+// runOutput is where a run's events go, as --output says: hub's stdout
+// and stderr behind stall guards (a consumer that stops reading must not
+// hold hub past the run's end), the sink that renders each event, and
+// the text printer for --output text (nil for the others).
+type runOutput struct {
+	out, errOut *stallGuard
+	sink        hub.Sink
+	text        *textPrinter
+	done        func(events.RunFinished) error // outputSink's
+	closed      func() bool                    // watchClosed's
+	stopWatch   func()
+}
+
+// openOutput sets up p's output on stdout and stderr for a run under ctx:
+// cancel stops the run when hub's stdout is closed by its reader. With
+// batchOK, jsonl's events (and text's answer, unless stdout and stderr are
+// one file) are written in batches, each time the run is about to wait
+// for the agent (hub.WithFlush on out.Flush) and at the end; a session,
+// whose events come through its turns, writes each as it comes.
+func openOutput(ctx context.Context, cancel context.CancelCauseFunc, p runPlan, batchOK bool, stdout, stderr io.Writer) *runOutput {
+	closed := watchClosed(stdout, func() {
+		cancel(events.NewError(events.BinInternal, "", "check the consumer of hub's output",
+			"hub's stdout was closed by its reader; the agent was stopped"))
+	})
+	// Not on stdout, nor on stderr, where --output text writes tool lines
+	// and the summary (a wrapper that pipes stderr and never reads it).
+	giveUp, stopWatch := giveUpAfter(ctx, p.req.Limits.Timeout, p.req.Limits.GraceOrDefault())
+	// What the terminal is, from the files themselves, before they are
+	// wrapped.
+	con := newConsole(stdout, stderr, p.color, os.Getenv)
+	// A write on stderr first writes out what stdout holds: a line on one
+	// never comes before what was written on the other ahead of it.
+	batch := batchOK && (p.output == "jsonl" || p.output == "text" && !con.shared)
+	o := &runOutput{out: &stallGuard{w: stdout, giveUp: giveUp, batch: batch}, closed: closed, stopWatch: stopWatch}
+	o.errOut = &stallGuard{w: stderr, giveUp: giveUp, first: o.out}
+	o.sink, o.done, o.text = outputSink(p.output, p.req.Schema != nil, con, o.out, o.errOut)
+	if st := p.status; st != nil {
+		sink := o.sink
+		o.sink = func(ev events.Event) error {
+			_ = st.Observe(ev) // its error is told at the end: the run goes on
+			return sink(ev)
+		}
+	}
+	return o
+}
+
+// finish ends the output of a run that returned fin: the status line
+// cleared, the last events written out, what fo's files lack told; it
+// returns the run's exit error.
+func (o *runOutput) finish(fin events.RunFinished, fo runFiles) error {
+	o.text.close()
+	ferr := o.out.Flush() // the run's last events, run.finished among them
+	o.closed()
+	fo.report(o.errOut)
+	err := o.done(fin)
 	if ferr != nil && err == nil {
 		// The run went well but its consumer did not get all of it.
 		e := events.NewError(events.BinInternal, "", "check the consumer of hub's output", "writing the events: %v", ferr)
-		fmt.Fprintf(stderr, "hub: %s: %s (next: %s)\n", binReason(e), e.Message, e.Hint)
+		fmt.Fprintf(o.errOut, "hub: %s: %s (next: %s)\n", binReason(e), e.Message, e.Hint)
 		err = exitError{e}
 	}
 	return err
+}
+
+// close releases what openOutput set up; safe after finish, and without it.
+func (o *runOutput) close() {
+	o.text.close()
+	o.errOut.close()
+	o.out.close()
+	o.closed()
+	o.stopWatch()
 }
 
 // runFiles are a run's options for the files load opened (--diff-out,

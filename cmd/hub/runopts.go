@@ -48,6 +48,9 @@ type runOptions struct {
 	RawLog     string // --raw-log FILE, "" for none
 	StatusFile string // --status-file FILE, "" for none
 	PromptFile string
+	// SessionIn is --session-in FILE (- for stdin): a session's prompts,
+	// "" for a one-shot run.
+	SessionIn  string
 	Prices     string // --prices FILE
 	PricesSet  bool   // --prices (or HUB_PRICES) was given, even as ""
 	Env        []string
@@ -70,6 +73,8 @@ type runOptions struct {
 	Grace        time.Duration // 0 = none: SIGKILL right after SIGTERM
 	Linger       time.Duration // 0 = none: stop the agent at its terminal event
 	Finalize     time.Duration // 0 = none: no final-answer resume
+	TurnTimeout  time.Duration // a session's turns; 0 = none
+	SessionIdle  time.Duration // a session's wait for a prompt; 0 = never
 	MaxCostUSD   float64
 	MaxTokens    int64
 	MaxTurns     int64
@@ -78,6 +83,8 @@ type runOptions struct {
 	MaxLine      int // 0 = hub.DefaultMaxLine
 	NoFailFast   bool
 	TTY          bool // the agent on a pseudo-terminal
+	// Chat is hub chat: a session whose prompts come from the terminal.
+	Chat bool
 
 	// Args are the words after the flags. DashDash says a "--" ended the
 	// flags: then every word is prompt, dashes or not.
@@ -99,6 +106,7 @@ func newRunOptions(c *cli.Context) runOptions {
 		RawLog:        c.String("raw-log"),
 		StatusFile:    c.String("status-file"),
 		PromptFile:    c.String("prompt-file"),
+		SessionIn:     c.String("session-in"),
 		Prices:        c.String("prices"),
 		PricesSet:     c.IsSet("prices"),
 		Env:           c.StringSlice("env"),
@@ -118,6 +126,8 @@ func newRunOptions(c *cli.Context) runOptions {
 		Grace:         c.Duration("grace"),
 		Linger:        c.Duration("linger"),
 		Finalize:      c.Duration("finalize-timeout"),
+		TurnTimeout:   c.Duration("turn-timeout"),
+		SessionIdle:   c.Duration("session-idle"),
 		MaxCostUSD:    c.Float64("max-cost"),
 		MaxTokens:     c.Int64("max-tokens"),
 		MaxTurns:      c.Int64("max-turns"),
@@ -149,6 +159,7 @@ const (
 	promptArgs  promptSource = iota // the arguments, joined with spaces (in the request)
 	promptStdin                     // "-": hub's stdin
 	promptFile                      // --prompt-file
+	promptNone                      // a session without a first prompt (--session-in, hub chat)
 )
 
 // runPlan is a checked hub run: its request, and what is left to do before
@@ -166,6 +177,14 @@ type runPlan struct {
 	diffOut    string // --diff-out, opened by load
 	warning    string // printed on stderr before the run starts
 	approval   approval
+
+	// A session (--session-in, hub chat): its prompts come from sessionIn
+	// (a file, or - for stdin) or the terminal; req.Prompt, if any, is
+	// its first turn.
+	session     bool
+	sessionIn   string
+	turnTimeout time.Duration // 0: none
+	sessionIdle time.Duration // 0: never
 
 	statusFile string             // --status-file
 	status     *statusfile.Writer // --status-file's, its first state written by load
@@ -204,11 +223,15 @@ func (o runOptions) plan() (runPlan, error) {
 	if err := checkColor(o.Color); err != nil {
 		return runPlan{}, err
 	}
-	p := runPlan{output: o.Output, color: o.Color, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema, diffOut: o.DiffOut, statusFile: o.StatusFile}
+	p := runPlan{output: o.Output, color: o.Color, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema, diffOut: o.DiffOut, statusFile: o.StatusFile,
+		session: o.session(), sessionIn: o.SessionIn, turnTimeout: o.TurnTimeout, sessionIdle: o.SessionIdle}
 	if p.prompt, err = o.promptSource(); err != nil {
 		return runPlan{}, err
 	}
 	if err := o.check(); err != nil {
+		return runPlan{}, err
+	}
+	if err := o.checkSession(p.prompt); err != nil {
 		return runPlan{}, err
 	}
 	perm, err := grant.ParseLevel(orElse(o.Permission, string(grant.ReadOnly)))
@@ -318,8 +341,10 @@ func (o runOptions) promptSource() (promptSource, error) {
 		// After "--" a "-" is the prompt "-", like every word there: a
 		// script's `hub run -- "$PROMPT"` never waits on its stdin.
 		return promptStdin, nil
+	case len(o.Args) == 0 && o.session():
+		return promptNone, nil
 	case len(o.Args) == 0:
-		return 0, usagef("run: no prompt (pass it as an argument, - for stdin, or --prompt-file)")
+		return 0, usagef("run: no prompt (pass it as an argument, - for stdin, or --prompt-file; or a session's prompts with --session-in)")
 	}
 	return promptArgs, nil
 }
@@ -335,7 +360,8 @@ func (o runOptions) check() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"timeout", o.Timeout}, {"idle-timeout", o.IdleTimeout}, {"grace", o.Grace}, {"linger", o.Linger}, {"finalize-timeout", o.Finalize}} {
+	}{{"timeout", o.Timeout}, {"idle-timeout", o.IdleTimeout}, {"grace", o.Grace}, {"linger", o.Linger}, {"finalize-timeout", o.Finalize},
+		{"turn-timeout", o.TurnTimeout}, {"session-idle", o.SessionIdle}} {
 		if d.v < 0 {
 			return usagef("run: --%s must not be negative (0 means none)", d.name)
 		}
@@ -359,6 +385,28 @@ func (o runOptions) check() error {
 	}
 	if o.AgentRetries < -1 {
 		return usagef("run: --agent-retries must be -1 (the agent's default) or a count ≥ 0")
+	}
+	return nil
+}
+
+// session reports whether o runs a session of many turns (--session-in,
+// hub chat) rather than one prompt.
+func (o runOptions) session() bool { return o.SessionIn != "" || o.Chat }
+
+// checkSession refuses what a session cannot take, before anything
+// starts: what hub.NewSession would refuse (--schema, --sandbox and its
+// flags: a structured answer and a sandbox are per run), and stdin asked
+// to carry both the first prompt and the session's input.
+func (o runOptions) checkSession(prompt promptSource) error {
+	switch {
+	case !o.session():
+		return nil
+	case o.Schema != "":
+		return usagef("run: --schema is checked per run, not per turn of a session: run each structured question with hub run")
+	case o.Sandbox != "" && o.Sandbox != string(sandbox.None):
+		return usagef("run: --sandbox is made and applied per run, not per session: run sandboxed work with hub run")
+	case o.SessionIn == "-" && prompt == promptStdin:
+		return usagef("run: stdin cannot carry both the first prompt (-) and the session's input (--session-in -): give the first prompt as an argument, or as the input's first line")
 	}
 	return nil
 }
@@ -422,7 +470,7 @@ func misplacedFlag(args []string, dashDash bool) error {
 func (o runOptions) swallowedFlag() error {
 	values := []struct{ flag, value string }{
 		{"agent", o.Agent}, {"model", o.Model}, {"cwd", o.Cwd}, {"resume", o.Resume}, {"bin", o.Bin},
-		{"output", o.Output}, {"color", o.Color}, {"raw-log", o.RawLog}, {"prompt-file", o.PromptFile}, {"prices", o.Prices},
+		{"output", o.Output}, {"color", o.Color}, {"raw-log", o.RawLog}, {"prompt-file", o.PromptFile}, {"session-in", o.SessionIn}, {"prices", o.Prices},
 		{"permission", o.Permission}, {"auth", o.Auth}, {"schema", o.Schema}, {"sandbox", o.Sandbox}, {"diff-out", o.DiffOut},
 	}
 	for _, g := range o.Protect {
@@ -537,6 +585,13 @@ func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 			return usagef("run: --prompt-file: %v", err)
 		}
 	}
+	if in := p.sessionIn; in != "" && in != "-" {
+		// Opened when the session starts (a FIFO's open waits for its
+		// writer); a file that is not there is a mistake of the command line.
+		if fi, err := os.Stat(in); err != nil || fi.IsDir() {
+			return usagef("run: --session-in: %v", cmp.Or(err, error(fmt.Errorf("%s is a directory", in))))
+		}
+	}
 	if p.statusFile != "" {
 		p.status = statusfile.New(p.statusFile, "")
 		if err := p.status.Start(); err != nil {
@@ -561,7 +616,7 @@ func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 		}
 		p.diffOutFile = f
 	}
-	if p.prompt == promptArgs {
+	if p.prompt == promptArgs || p.prompt == promptNone {
 		return nil
 	}
 	prompt, err := p.readPrompt(ctx, stdin)

@@ -27,6 +27,7 @@ func defaultOptions() runOptions {
 		Grace:         budget.DefaultGrace,
 		Linger:        budget.DefaultLinger,
 		Finalize:      budget.DefaultFinalize,
+		SessionIdle:   hub.DefaultSessionIdle,
 		AgentRetries:  -1,
 		MaxLine:       hub.DefaultMaxLine,
 		Permission:    "read-only",

@@ -48,6 +48,10 @@ func (s *liveStatus) observe(ev events.Event, now time.Time) {
 	switch b := ev.Body.(type) {
 	case events.RunStarted:
 		s.agent = ev.Agent
+	case events.TurnStarted:
+		// A session's turn: the time shown is the turn's own (tokens and
+		// cost stay the session's).
+		s.start, s.running = now, nil
 	case events.TextDelta, events.Message, events.Reasoning:
 		s.beginTurn()
 	case events.ToolStarted:

@@ -41,6 +41,7 @@ type textPrinter struct {
 	now        func() time.Time
 
 	sawDelta     bool // text.delta events carry the answer; skip message
+	turns        int  // a session's turns ended (turn.finished): its summary counts them
 	wroteAnswer  bool
 	answerEndsNL bool // what the answer's stream holds so far ends in "\n"
 	// midLine says the place stderr writes to is in the middle of a line
@@ -208,6 +209,13 @@ func (p *textPrinter) print(ev events.Event) error {
 		}
 		p.line(fmt.Sprintf("%s %s%s (%d bytes)", p.pal.tool.Sprint("← "+oneLine(b.Name, 80)),
 			p.pal.toolStatus(b.Status), code, b.OutputBytes))
+	case events.TurnStarted:
+		p.sawDelta = false
+	case events.TurnFinished:
+		p.clearStatus()
+		p.endAnswer()
+		p.turns++
+		p.turnLines(b)
 	case events.FileChanged:
 		what := string(b.Change)
 		if b.OldPath != nil {
@@ -225,14 +233,7 @@ func (p *textPrinter) print(ev events.Event) error {
 		}
 	case events.RunFinished:
 		p.clearStatus()
-		if p.wroteAnswer && !p.answerEndsNL {
-			if p.structured {
-				fmt.Fprintln(p.info)
-			} else {
-				fmt.Fprintln(p.out)
-			}
-			p.answerEndsNL, p.midLine = true, false
-		}
+		p.endAnswer()
 		if p.structured && b.OK && b.Structured != nil {
 			fmt.Fprintf(p.out, "%s\n", events.EscapeLineSeparators(b.Structured))
 		}
@@ -244,14 +245,68 @@ func (p *textPrinter) print(ev events.Event) error {
 	return p.out.err
 }
 
-func (p *textPrinter) summary(b events.RunFinished) {
-	cost := "cost unknown"
-	if b.CostUSD != nil {
-		cost = fmt.Sprintf("$%.4f %s", *b.CostUSD, b.CostSource)
+// endAnswer ends the answer's line, if it is open: what follows (a turn's
+// end, the summary) starts on a line of its own.
+func (p *textPrinter) endAnswer() {
+	if p.wroteAnswer && !p.answerEndsNL {
+		if p.structured {
+			fmt.Fprintln(p.info)
+		} else {
+			fmt.Fprintln(p.out)
+		}
+		p.answerEndsNL, p.midLine = true, false
 	}
-	stats := fmt.Sprintf("%d tokens (%d in, %d out, %d cache read, %d cache write) · %s · %d turns · %d tool calls · %s",
+}
+
+// say writes s on stderr on a line of its own (a message of the command
+// around the run, such as hub chat's).
+func (p *textPrinter) say(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.line(s)
+}
+
+// turnLines tell how a session's turn ended: "── turn 2 · …" with its own
+// tokens, cost, tool calls and time; interrupted, or failed with its
+// error and what to do next.
+func (p *textPrinter) turnLines(b events.TurnFinished) {
+	stats := fmt.Sprintf("%s tokens · %s · %d tool calls · %s", thousands(b.Usage.Sum()), costWords(b.CostUSD, b.CostSource),
+		b.ToolCalls, (time.Duration(b.DurationMS) * time.Millisecond).String())
+	head := fmt.Sprintf("── turn %d", b.Turn)
+	switch {
+	case b.OK:
+		p.line(p.pal.status.Sprint(head + " · " + stats))
+		return
+	case b.Interrupted:
+		p.line(p.pal.warn.Sprint(head+" interrupted") + p.pal.status.Sprint(" · "+stats))
+	default:
+		p.line(p.pal.bad.Sprint(head+" failed: "+binReason(b.Error)) + p.pal.status.Sprint(" · "+stats))
+	}
+	if e := b.Error; e != nil && !b.Interrupted {
+		p.line("   " + oneLine(e.Message, 2000))
+		if e.Hint != "" {
+			p.line("   " + p.pal.hint.Sprint("next:") + " " + oneLine(e.Hint, 2000))
+		}
+	}
+}
+
+// costWords is a cost for people: "$0.0123 reported", or "cost unknown".
+func costWords(usd *float64, source events.CostSource) string {
+	if usd == nil {
+		return "cost unknown"
+	}
+	return fmt.Sprintf("$%.4f %s", *usd, source)
+}
+
+func (p *textPrinter) summary(b events.RunFinished) {
+	turns := fmt.Sprintf("%d turns", b.Turns)
+	if p.turns > 0 {
+		// A session: its turns, and the model turns they took.
+		turns = fmt.Sprintf("%d turns (%d model turns)", p.turns, b.Turns)
+	}
+	stats := fmt.Sprintf("%d tokens (%d in, %d out, %d cache read, %d cache write) · %s · %s · %d tool calls · %s",
 		b.Usage.Sum(), b.Usage.Input, b.Usage.Output, b.Usage.CacheRead, b.Usage.CacheWrite,
-		cost, b.Turns, b.ToolCalls, (time.Duration(b.DurationMS) * time.Millisecond).String())
+		costWords(b.CostUSD, b.CostSource), turns, b.ToolCalls, (time.Duration(b.DurationMS) * time.Millisecond).String())
 	if b.DiffBytes != nil {
 		switch {
 		case *b.DiffBytes == 0:

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/hubcli/hub"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/turns"
+)
+
+// chatCommand is `hub chat`: a conversation with an agent on the terminal,
+// each line typed the next turn of one session. kill is passed to the
+// session (hub.WithKill).
+func chatCommand(kill <-chan struct{}) *cli.Command {
+	return &cli.Command{
+		Name:      "chat",
+		Usage:     "talk with an agent on the terminal: one session, each line you type a turn",
+		ArgsUsage: "[--] [FIRST PROMPT]",
+		Description: "Starts one session of --agent (one agent process where the CLI can hold one) and reads prompts from the\n" +
+			"terminal, with line editing and history (up and down). Each prompt is a turn: the answer streams as hub run's\n" +
+			"text output does, with the status line while it runs and a line for how the turn ended. A prompt given on\n" +
+			"the command line is the first turn. Pasted lines are held until Enter.\n" +
+			"\n" +
+			"   Ctrl-C      interrupts the running turn (the session goes on); at the prompt it clears the line\n" +
+			"   Ctrl-C      again at an empty prompt, after an interrupt or a first Ctrl-C there: ends the session\n" +
+			"   Ctrl-D      at an empty prompt: ends the session\n" +
+			"\n" +
+			"The session's totals are shown at the end, and hub exits with its run.finished's status. Takes hub run's flags\n" +
+			"and config file; the limits hold for the whole session (--turn-timeout for each turn, --session-idle for the\n" +
+			"wait at the prompt). --output (always text), --prompt-file, --session-in, --schema and --sandbox do not apply.\n" +
+			"Without a terminal on stdin it refuses (exit 2): a script sends its prompts with hub run --session-in -.",
+		Flags:              runFlags(),
+		HideHelpCommand:    true,
+		Action:             chatAction(kill),
+		OnUsageError:       usageErr,
+		CustomHelpTemplate: cli.CommandHelpTemplate + helpSections(chatExamples),
+	}
+}
+
+const chatExamples = `   hub chat --agent claude
+   hub chat --agent pi --model anthropic/claude-haiku-4-5 "read main.go"
+   hub chat --agent claude --max-cost 1 --turn-timeout 10m --permission workspace-write
+`
+
+// chatAction is hub chat: the flags and the config file, checked as hub
+// run checks them, then the conversation on the terminal.
+func chatAction(kill <-chan struct{}) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		o, err := configuredRunOptions(c)
+		if err != nil {
+			return err
+		}
+		p, err := chatPlan(o, commandLineFlags(commandTail(c))["output"])
+		if err != nil {
+			return err
+		}
+		tty, ok := c.App.Reader.(*os.File)
+		if !ok || !term.IsTerminal(int(tty.Fd())) {
+			return usagef("chat: stdin is not a terminal: hub chat is a conversation at a terminal; a script sends a session's prompts with " +
+				`hub run --session-in - (one JSON object a line: {"prompt":"…"})`)
+		}
+		if err := p.load(c.Context, nil); err != nil { // prices, --cwd, --raw-log; no prompt to read
+			return chatUsage(err)
+		}
+		if p.warning != "" {
+			fmt.Fprintf(c.App.ErrWriter, "hub: warning: %s\n", p.warning)
+		}
+		return executeChat(c.Context, p, kill, tty, c.App.Writer, c.App.ErrWriter)
+	}
+}
+
+// chatPlan checks hub chat's options and plans its session as hub run's
+// plan does, refusing what a conversation on the terminal cannot take.
+// outputFlag says --output was given on the command line (a value from
+// the environment or the config file, meant for hub run, is let be).
+func chatPlan(o runOptions, outputFlag bool) (runPlan, error) {
+	switch {
+	case outputFlag && o.Output != "text":
+		return runPlan{}, usagef("chat: --output %s: hub chat shows the conversation as text; for events, use hub run --session-in with --output %s", o.Output, o.Output)
+	case o.PromptFile != "":
+		return runPlan{}, usagef("chat: --prompt-file: give the first prompt as an argument, or type it")
+	case o.SessionIn != "":
+		return runPlan{}, usagef("chat: --session-in is hub run's: hub chat reads its prompts from the terminal")
+	case len(o.Args) == 1 && o.Args[0] == "-" && !o.DashDash:
+		return runPlan{}, usagef("chat: stdin is the terminal the prompts are typed on: give the first prompt as an argument")
+	}
+	o.Chat, o.Output = true, "text"
+	p, err := o.plan()
+	if err != nil {
+		return runPlan{}, chatUsage(err)
+	}
+	return p, nil
+}
+
+// chatUsage names hub chat in a usage error of hub run's checks.
+func chatUsage(err error) error {
+	var ue usageError
+	if errors.As(err, &ue) {
+		if rest, ok := strings.CutPrefix(ue.msg, "run: "); ok {
+			return usageError{"chat: " + rest}
+		}
+	}
+	return err
+}
+
+// chatPrompt and chatMore are the editor's prompts: for a new prompt, and
+// for the lines of a paste after its first.
+const (
+	chatPrompt = "> "
+	chatMore   = "… "
+)
+
+// executeChat runs the conversation: the session started (package turns),
+// then a prompt read from tty, its turn run, until Ctrl-D, a second Ctrl-C
+// or the session's end; the exit error is the session's run.finished's.
+func executeChat(ctx context.Context, p runPlan, kill <-chan struct{}, tty *os.File, stdout, stderr io.Writer) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	o := openOutput(ctx, cancel, p, false, stdout, stderr)
+	defer o.close()
+	fo := p.fileOptions()
+	defer fo.close()
+	opts := sessionOptions(ctx, p, kill, o.text, fo) // --confirm asks here, before the keyboard takes the terminal
+	if err := hub.BecomeSubreaper(); err == nil {
+		opts = append(opts, hub.WithOrphans())
+		defer hub.ReapOrphans()
+	}
+	first := p.req.Prompt
+	req := p.req
+	req.Prompt = ""
+	// The editor draws on the terminal: stderr's when it is one (stdout
+	// may be a file: the answers, `hub chat > answers.txt`), else stdin's.
+	var screen io.Writer = tty
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		screen = o.errOut
+	}
+	ch := &chat{text: o.text, screen: screen, cancel: cancel}
+	sink := func(ev events.Event) error {
+		ch.offPrompt()
+		return o.sink(ev)
+	}
+	ch.conv = turns.Start(ctx, req, sink, turns.Config{Refused: func(e *events.Error) {
+		o.text.say(fmt.Sprintf("hub: %s: %s (next: %s)", binReason(e), oneLine(e.Message, 2000), e.Hint))
+	}}, opts...)
+	if !isDone(ch.conv.Done()) { // else it did not start: run.finished says why
+		kb, err := openKeyboard(tty)
+		if err != nil {
+			ch.conv.Fail(fmt.Errorf("the terminal: %v", err))
+		} else {
+			ch.kb = kb
+			ch.io = &editorIO{kb: kb, out: screen, over: ch.conv.Done()}
+			ch.ed = term.NewTerminal(ch.io, chatPrompt)
+			ch.ed.AutoCompleteCallback = ch.io.complete
+			ch.ed.SetBracketedPasteMode(true)
+			ch.run(first)
+			ch.ed.SetBracketedPasteMode(false)
+			kb.restore()
+		}
+	}
+	return o.finish(ch.conv.Wait(), fo)
+}
+
+// chat is one conversation on the terminal.
+type chat struct {
+	conv   *turns.Conversation
+	kb     *keyboard
+	io     *editorIO
+	ed     *term.Terminal
+	text   *textPrinter
+	screen io.Writer // the terminal the editor draws on
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	atPrompt bool // the editor's prompt is on the screen, and nothing was written below it
+}
+
+// offPrompt clears the prompt's line before an event is shown while the
+// editor waits at the prompt: the session's end (its idle limit, the
+// agent's exit) shows its summary there.
+func (ch *chat) offPrompt() {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.atPrompt {
+		ch.atPrompt = false
+		fmt.Fprint(ch.screen, "\r\x1b[2K")
+	}
+}
+
+func (ch *chat) setAtPrompt(on bool) {
+	ch.mu.Lock()
+	ch.atPrompt = on
+	ch.mu.Unlock()
+}
+
+// run reads prompts and runs their turns until the conversation ends; the
+// session is then ending (conv.End), or has ended.
+func (ch *chat) run(first string) {
+	defer ch.conv.End()
+	if first != "" {
+		fmt.Fprintf(ch.io.out, "%s%s\n", chatPrompt, oneLine(first, 2000))
+		ch.ed.History.Add(first) // up brings it back, as a typed one
+		if !ch.turn(first) {
+			return
+		}
+	}
+	for {
+		prompt, ok := ch.read()
+		if !ok {
+			return
+		}
+		if strings.TrimSpace(prompt) == "" {
+			continue
+		}
+		if !ch.turn(prompt) {
+			return
+		}
+	}
+}
+
+// read reads one prompt with the editor (the status line held off): the
+// lines of a paste are joined, up to the Enter that sends them. ok is
+// false when the conversation is to end: Ctrl-D at an empty prompt, a
+// Ctrl-C there after another (or after an interrupt), the end of the
+// terminal's input, or the session's end.
+func (ch *chat) read() (prompt string, ok bool) {
+	var lines []string
+	defer ch.ed.SetPrompt(chatPrompt)
+	err := ch.text.quiet(func() error {
+		for {
+			if w, h := ch.kb.size(); w > 0 && h > 0 {
+				_ = ch.ed.SetSize(w, h)
+			}
+			ch.setAtPrompt(true)
+			line, err := ch.ed.ReadLine()
+			ch.setAtPrompt(false)
+			switch {
+			case err == nil:
+				prompt = strings.Join(append(lines, line), "\n")
+				return nil
+			case errors.Is(err, term.ErrPasteIndicator):
+				lines = append(lines, line)
+				ch.ed.SetPrompt(chatMore)
+			case errors.Is(err, errCtrlC):
+				lines = nil
+				ch.ed.SetPrompt(chatPrompt)
+				if !ch.io.lineEmpty {
+					ch.io.armed = false // the line was cleared
+					continue
+				}
+				if ch.io.armed {
+					return err
+				}
+				ch.io.armed = true
+				fmt.Fprint(ch.ed, "(Ctrl-C again, or Ctrl-D, ends the session)\n")
+			default: // io.EOF (Ctrl-D, or the terminal's input ended), errSessionOver
+				return err
+			}
+		}
+	})
+	if err != nil {
+		if !errors.Is(err, errSessionOver) { // else offPrompt cleared it for the summary
+			fmt.Fprint(ch.io.out, "\r\n") // off the prompt's line, for what follows
+		}
+		return "", false
+	}
+	return prompt, true
+}
+
+// turn runs prompt's turn, keys read meanwhile kept for the next prompt
+// but for Ctrl-C: the first interrupts the turn, one after that stops the
+// session (as a signal does: the turn did not end at the interrupt). It
+// reports whether the conversation goes on.
+func (ch *chat) turn(prompt string) bool {
+	done := ch.conv.Send(prompt)
+	interrupted := false
+	keys := ch.kb.chunks
+	for {
+		select {
+		case <-done:
+			if interrupted {
+				ch.io.armed = true // a Ctrl-C at the empty prompt now ends the session
+			}
+			return !isDone(ch.conv.Done())
+		case b, ok := <-keys:
+			if !ok { // the terminal's input ended (a hangup): no one is there
+				keys = nil
+				ch.conv.End()
+				continue
+			}
+			if !ch.kb.typeAhead(b) {
+				continue
+			}
+			if !interrupted {
+				interrupted = true
+				ch.conv.Interrupt()
+				continue
+			}
+			ch.cancel(errors.New("Ctrl-C pressed again while the interrupted turn went on"))
+		}
+	}
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
