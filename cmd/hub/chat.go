@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -143,7 +144,7 @@ func executeChat(ctx context.Context, p runPlan, kill <-chan struct{}, tty *os.F
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		screen = o.errOut
 	}
-	ch := &chat{text: o.text, screen: screen, cancel: cancel}
+	ch := &chat{text: o.text, screen: screen, cancel: cancel, idle: p.sessionIdle}
 	sink := func(ev events.Event) error {
 		ch.offPrompt()
 		return o.sink(ev)
@@ -178,21 +179,30 @@ type chat struct {
 	text   *textPrinter
 	screen io.Writer // the terminal the editor draws on
 	cancel context.CancelCauseFunc
+	idle   time.Duration // --session-idle
 
 	mu       sync.Mutex
 	atPrompt bool // the editor's prompt is on the screen, and nothing was written below it
 }
 
 // offPrompt clears the prompt's line before an event is shown while the
-// editor waits at the prompt: the session's end (its idle limit, the
-// agent's exit) shows its summary there.
+// editor waits at the prompt, and says why: between turns the session's
+// events come only at its end (its idle limit, the agent's exit), whose
+// summary follows.
 func (ch *chat) offPrompt() {
 	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	if ch.atPrompt {
-		ch.atPrompt = false
-		fmt.Fprint(ch.screen, "\r\x1b[2K")
+	at := ch.atPrompt
+	ch.atPrompt = false
+	ch.mu.Unlock()
+	if !at {
+		return
 	}
+	fmt.Fprint(ch.screen, "\r\x1b[2K")
+	why := "the agent's process ended"
+	if ch.idle > 0 {
+		why = fmt.Sprintf("--session-idle %s without a prompt, or the agent's process ended", ch.idle)
+	}
+	ch.text.say("hub: the session ended while waiting for a prompt (" + why + ")")
 }
 
 func (ch *chat) setAtPrompt(on bool) {

@@ -244,6 +244,7 @@ func exitStatusText() string {
 const appExamples = `   hub run --agent claude "explain main.go"
    hub run --agent codex --output jsonl --timeout 10m --idle-timeout 2m -- "$PROMPT"
    echo "summarize README.md" | hub run --agent opencode -
+   hub chat --agent claude           # a conversation on the terminal: one session, a turn a line
    hub agents                        # installed agents, versions, minimums
    hub doctor                        # can each agent run here? exit 1 if one cannot
    source <(hub completion bash)     # shell completion (also zsh, fish)
@@ -255,6 +256,7 @@ const runExamples = `   hub run --agent claude "explain main.go"
    hub run --agent pi --output jsonl -- "$PROMPT"      # after --, a prompt may start with -
    hub run --agent claude --prompt-file task.md --raw-log raw.jsonl
    echo "summarize README.md" | hub run --agent opencode -
+   hub run --agent claude --output jsonl --session-in prompts.jsonl   # a session: {"prompt":"…"} a line, one agent process
 `
 
 // helpSections are the EXAMPLES and EXIT STATUS sections appended to a

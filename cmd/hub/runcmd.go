@@ -26,11 +26,17 @@ import (
 func runCommand(kill <-chan struct{}) *cli.Command {
 	return &cli.Command{
 		Name:      "run",
-		Usage:     "run an agent on a prompt",
+		Usage:     "run an agent on a prompt, or on a session's prompts (--session-in)",
 		ArgsUsage: "[--] PROMPT   (or - to read the prompt from stdin, or --prompt-file F; after --, - is the prompt \"-\")",
 		Description: "Flags go before the prompt; a flag after it is a usage error, unless the prompt follows --.\n" +
-			"Durations (--timeout, --idle-timeout, --grace, --linger, --finalize-timeout) and the --max-cost, --max-tokens,\n" +
-			"--max-turns and --max-tool-steps limits: 0 means none; a flag left unset keeps its default.",
+			"Durations (--timeout, --idle-timeout, --grace, --linger, --finalize-timeout, --turn-timeout, --session-idle) and the\n" +
+			"--max-cost, --max-tokens, --max-turns and --max-tool-steps limits: 0 means none; a flag left unset keeps its default.\n" +
+			"\n" +
+			"--session-in FILE (- for stdin) runs a session of many turns in one agent: one JSON object a line, {\"prompt\":\"…\"}\n" +
+			"(the next turn) or {\"interrupt\":true} (stops the last prompt's turn, or drops that prompt if its turn has not\n" +
+			"begun); a prompt given as well is the first turn; the input's end ends the session after its turns. A bad line\n" +
+			"ends the session at once, invalid_input/bad_request naming the line. The limits hold for the whole session;\n" +
+			"hub exits with the session's run.finished status. See also hub chat.",
 		Flags: runFlags(),
 		// No `hub run help` subcommand: "help" is a prompt like any other.
 		HideHelpCommand: true,

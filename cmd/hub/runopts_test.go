@@ -54,8 +54,9 @@ func defaultPlan() runPlan {
 			Auth:          grant.AuthInherit,
 			SchemaRetries: hub.DefaultSchemaRetries,
 		},
-		output: "text",
-		color:  "auto",
+		output:      "text",
+		color:       "auto",
+		sessionIdle: hub.DefaultSessionIdle, // the flag's default; a session's (hub acp's too)
 	}
 }
 
@@ -172,6 +173,16 @@ func TestPlan(t *testing.T) {
 		{name: "--acp-command unbalanced quote", opts: func(o *runOptions) { o.Agent, o.ACPCommand = "acp", `opencode "acp` }, err: `--acp-command "opencode \"acp"`},
 		{name: "--acp-command with --bin", opts: func(o *runOptions) { o.Agent, o.ACPCommand, o.Bin = "acp", "opencode acp", "/bin/x" }, err: "takes its program from --acp-command, not --bin"},
 		{name: "--acp-command for another agent", opts: func(o *runOptions) { o.ACPCommand = "opencode acp" }, err: "--acp-command is for --agent acp, not opencode"},
+		{name: "--session-in without a prompt", opts: func(o *runOptions) { o.SessionIn, o.Args = "in.jsonl", nil },
+			want: func(p *runPlan) { p.session, p.sessionIn, p.prompt, p.req.Prompt = true, "in.jsonl", promptNone, "" }},
+		{name: "--session-in with a first prompt and turn limits", opts: func(o *runOptions) { o.SessionIn, o.TurnTimeout, o.SessionIdle = "-", time.Minute, 0 },
+			want: func(p *runPlan) { p.session, p.sessionIn, p.turnTimeout, p.sessionIdle = true, "-", time.Minute, 0 }},
+		{name: "--session-in - with the prompt on stdin", opts: func(o *runOptions) { o.SessionIn, o.Args = "-", []string{"-"} }, err: "stdin cannot carry both"},
+		{name: "--session-in with --schema", opts: func(o *runOptions) { o.SessionIn, o.Schema = "in.jsonl", "s.json" }, err: "--schema is checked per run"},
+		{name: "--session-in with --sandbox", opts: func(o *runOptions) { o.SessionIn, o.Sandbox = "in.jsonl", "worktree" }, err: "--sandbox is made and applied per run"},
+		{name: "--turn-timeout negative", opts: func(o *runOptions) { o.TurnTimeout = -time.Second }, err: "--turn-timeout must not be negative"},
+		{name: "hub chat without a prompt", opts: func(o *runOptions) { o.Chat, o.Args = true, nil },
+			want: func(p *runPlan) { p.session, p.prompt, p.req.Prompt = true, promptNone, "" }},
 	}
 	for _, tt := range tests {
 		o := defaultOptions()

@@ -672,3 +672,43 @@ func TestChatCtrlCEnds(t *testing.T) {
 		t.Errorf("processes %v of the session outlived hub", left)
 	}
 }
+
+// TestSessionIdle: a session whose input stays open but sends nothing
+// ends at --session-idle: hub run --session-in - exits 0 with the turn it
+// ran, though its stdin was never closed, and hub chat says why at the
+// prompt; nothing of either session is left.
+func TestSessionIdle(t *testing.T) {
+	t.Parallel()
+	t.Run("session-in", func(t *testing.T) {
+		t.Parallel()
+		marker := "HUB_SESSION_TEST=" + t.TempDir()
+		bin := fakeBin(t, "claude", "ok", marker)
+		h := startSessionHub(t, nil, "-", "--agent", "claude", "--bin", bin, "--session-idle", "1s", "--grace", "500ms")
+		fmt.Fprintln(h.stdin, `{"prompt":"one"}`)
+		if tf := h.until("turn.finished"); !tf.OK {
+			t.Errorf("turn 1: %+v, want ok", tf.Error)
+		}
+		code, fin := h.finish() // stdin still open
+		if code != 0 || !fin.OK {
+			t.Errorf("exit %d, run.finished ok=%v %+v; want 0 and ok", code, fin.OK, fin.Error)
+		}
+		if left := hubtest.Leftovers(marker); len(left) > 0 {
+			t.Errorf("processes %v of the session outlived hub", left)
+		}
+	})
+	t.Run("chat", func(t *testing.T) {
+		t.Parallel()
+		marker := "HUB_CHAT_TEST=" + t.TempDir()
+		bin := fakeBin(t, "claude", "ok", marker)
+		h := startTerminalHub(t, nil, "chat", "--agent", "claude", "--bin", bin, "--session-idle", "1s", "--grace", "500ms", "--", "one")
+		at := h.waitFor(0, "── turn 1 · ")
+		at = h.waitFor(at, "the session ended while waiting for a prompt (--session-idle 1s")
+		h.waitFor(at, "── ok · ")
+		if code := h.exitCode(); code != 0 {
+			t.Errorf("exit %d, want 0; the terminal shows:\n%s", code, h.output())
+		}
+		if left := hubtest.Leftovers(marker); len(left) > 0 {
+			t.Errorf("processes %v of the session outlived hub", left)
+		}
+	})
+}
