@@ -151,8 +151,9 @@ func (b *broker) ask(call ToolCall, reply func(Decision)) {
 }
 
 // granted reports whether the run's grant already allows call: its kind is
-// granted, and under workspace-write every path it writes is inside the
-// working directory.
+// granted, it would not leave the CLI's sandbox, and below full every
+// path it names is inside the working directory (the CLIs confine reads
+// there too, Claude Code's read-only grant among them).
 func (b *broker) granted(call ToolCall) bool {
 	st := events.ToolStarted{CallID: call.CallID, Name: call.Name, Kind: call.Kind, Input: call.Input}
 	if len(st.Input) == 0 {
@@ -164,12 +165,13 @@ func (b *broker) granted(call ToolCall) bool {
 	if call.Unconfined && b.watch.Level() != grant.Full {
 		return false
 	}
-	if call.Kind == events.ToolWrite || call.Kind == events.ToolEdit {
-		for _, p := range call.Paths {
-			real, ok := grant.RealPath(p)
-			if !ok || !grant.Within(b.root, real) {
-				return b.watch.Level() == grant.Full
-			}
+	if b.watch.Level() == grant.Full {
+		return true
+	}
+	for _, p := range call.Paths {
+		real, ok := grant.RealPath(p)
+		if !ok || !grant.Within(b.root, real) {
+			return false
 		}
 	}
 	return true

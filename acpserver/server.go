@@ -43,6 +43,13 @@ type Config struct {
 	// goroutine: concurrently for runs of different sessions. An event
 	// log, for example.
 	Events func(sessionID string, ev events.Event)
+	// ForwardApprovals asks the client (the editor) about each tool call the
+	// agent asks to make outside the grant, as session/request_permission,
+	// and relays the answer (hub.WithApprover; see forward). Without it,
+	// the agent is held to the grant and asks nothing. Only prompts held as
+	// turns of a live session ask: one with a sandbox or a schema runs
+	// with the grant alone.
+	ForwardApprovals bool
 	// Logger receives the ACP connection's own diagnostics (a message it
 	// cannot parse, the connection's end); nil discards them.
 	Logger *slog.Logger
@@ -328,7 +335,11 @@ func (s *server) promptLive(runCtx context.Context, id acp.SessionId, sess *sess
 	var restarted string
 	for attempt := 0; ; attempt++ {
 		if live == nil {
-			l, err := hub.NewSession(s.base, req, s.cfg.Options...)
+			opts := s.cfg.Options
+			if s.cfg.ForwardApprovals {
+				opts = append(slices.Clip(opts), hub.WithApprover(s.forward(id)))
+			}
+			l, err := hub.NewSession(s.base, req, opts...)
 			if err != nil {
 				e, ok := err.(*events.Error)
 				if !ok {

@@ -83,6 +83,8 @@ type latencyClient struct {
 	mu     sync.Mutex
 	start  time.Time
 	firstT time.Time
+	// permission answers session/request_permission; nil: cancelled.
+	permission func(acp.RequestPermissionRequest) acp.RequestPermissionResponse
 }
 
 func (c *latencyClient) mark() {
@@ -106,7 +108,10 @@ func (c *latencyClient) SessionUpdate(context.Context, acp.SessionNotification) 
 	return nil
 }
 
-func (c *latencyClient) RequestPermission(context.Context, acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+func (c *latencyClient) RequestPermission(_ context.Context, r acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
+	if c.permission != nil {
+		return c.permission(r), nil
+	}
 	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
 }
 func (c *latencyClient) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {

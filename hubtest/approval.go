@@ -2,6 +2,9 @@ package hubtest
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	acp "github.com/coder/acp-go-sdk"
+
 	hub "github.com/hubcli/hub"
+	"github.com/hubcli/hub/acpserver"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 )
@@ -191,6 +197,10 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 			t.Errorf("the approver was asked %d times, want 2 (once a run)", n)
 		}
 	})
+	t.Run("HubACP", func(t *testing.T) {
+		t.Parallel()
+		acpApprovals(t, a, c)
+	})
 	t.Run("Stop", func(t *testing.T) {
 		t.Parallel()
 		ap := &approvals{answer: func(hub.ToolCall) hub.Decision { return hub.Decision{Verdict: hub.Stop, Message: "no writes today"} }}
@@ -220,4 +230,87 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// acpApprovals drives hub acp (acpserver.Serve with ForwardApprovals) as an
+// editor would: the agent's question about a write comes to the client as
+// session/request_permission, and the client's answer decides whether the
+// file is on disk.
+func acpApprovals(t *testing.T, a Agent, c ApprovalCase) {
+	e := a.Prepare(t, Setup{})
+	limits := budget.Limits{IdleTimeout: time.Minute}
+	Unbounded(t, &limits)
+	req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Env: slices.Clone(e.Env), Limits: limits}
+	toClient, fromServer := io.Pipe()
+	toServer, fromClient := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- acpserver.Serve(context.Background(), acpserver.Config{Request: req, ForwardApprovals: true}, toServer, fromServer)
+		fromServer.Close()
+	}()
+	var mu sync.Mutex
+	var asked []acp.RequestPermissionRequest
+	cl := &latencyClient{permission: func(r acp.RequestPermissionRequest) acp.RequestPermissionResponse {
+		mu.Lock()
+		asked = append(asked, r)
+		mu.Unlock()
+		answer := acp.PermissionOptionId("")
+		for _, o := range r.Options {
+			if want := acp.PermissionOptionKindAllowOnce; strings.Contains(string(mustJSON(r.ToolCall)), "rejected.txt") {
+				want = acp.PermissionOptionKindRejectOnce
+				if o.Kind == want {
+					answer = o.OptionId
+				}
+			} else if o.Kind == want {
+				answer = o.OptionId
+			}
+		}
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(answer)}
+	}}
+	conn := acp.NewClientSideConnection(cl, fromClient, toClient)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
+	defer func() {
+		fromClient.Close()
+		<-done
+		toClient.Close()
+		if left := Leftovers(e.Dir); len(left) > 0 {
+			t.Errorf("processes left after the connection closed: %v", left)
+		}
+	}()
+	if _, err := conn.Initialize(t.Context(), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	// A session each: the mock answers a conversation that holds a tool
+	// result with text, not with another call.
+	var sessions []acp.SessionId
+	for _, name := range []string{"accepted.txt", "rejected.txt"} {
+		s, err := conn.NewSession(t.Context(), acp.NewSessionRequest{Cwd: e.Work, McpServers: []acp.McpServer{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, s.SessionId)
+		resp, err := conn.Prompt(t.Context(), acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock(c.Prompt(e.Work, name))}})
+		if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+			t.Errorf("prompt writing %s: %+v, %v", name, resp, err)
+		}
+		b, err := os.ReadFile(filepath.Join(e.Work, name))
+		if want := name == "accepted.txt"; (err == nil) != want || want && strings.TrimSpace(string(b)) != "approved" {
+			t.Errorf("%s on disk: %v (%q), want %v", name, err == nil, b, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 {
+		t.Fatalf("the editor was asked %d times, want once a write: %s", len(asked), mustJSON(asked))
+	}
+	for _, r := range asked {
+		if !slices.Contains(sessions, r.SessionId) || r.ToolCall.ToolCallId == "" || r.ToolCall.Title == nil || len(r.Options) != 3 {
+			t.Errorf("session/request_permission %s, want the session, the call's id and title, and three options", mustJSON(r))
+		}
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
 }
