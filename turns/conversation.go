@@ -67,6 +67,10 @@ type prompt struct {
 func Start(ctx context.Context, req hub.Request, sink hub.Sink, cfg Config, opts ...hub.Option) *Conversation {
 	ctx, cancel := context.WithCancelCause(ctx)
 	c := &Conversation{sink: sink, cfg: cfg, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if ctx.Err() != nil { // stopped before it began: start nothing, not even the version probe
+		c.refused(req, context.Cause(ctx), opts)
+		return c
+	}
 	s, err := hub.NewSession(ctx, req, opts...)
 	if err != nil {
 		c.refused(req, err, opts)
@@ -79,7 +83,8 @@ func Start(ctx context.Context, req hub.Request, sink hub.Sink, cfg Config, opts
 
 // refused reports a session that did not start as hub.Run reports a run
 // refused before anything started: Run is given a context already done
-// with the reason as its cause, and starts nothing.
+// with the reason as its cause (the caller's own, when its context was
+// done first), and starts nothing.
 func (c *Conversation) refused(req hub.Request, err error, opts []hub.Option) {
 	defer close(c.done)
 	defer c.cancel(nil)

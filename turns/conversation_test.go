@@ -310,3 +310,31 @@ func TestInterruptDropsQueued(t *testing.T) {
 	}
 	rec.check(t, marker)
 }
+
+// TestStoppedBeforeStart: a conversation whose context is already done
+// (a signal, or a prompt read that failed) starts nothing and reports the
+// context's cause as a run that did not start.
+func TestStoppedBeforeStart(t *testing.T) {
+	t.Parallel()
+	bin, marker := fakeBin(t, "claude", "ok")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(events.NewError(events.BinInvalidInput, events.ReasonPromptTooLarge, "shorten it", "the prompt is too large"))
+	rec := newRecorder()
+	fin := turns.Start(ctx, request("claude", bin), rec.sink, turns.Config{}).Wait()
+	if fin.Error == nil || fin.Error.Bin != events.BinInvalidInput || fin.Error.Reason != events.ReasonPromptTooLarge {
+		t.Errorf("run.finished %+v, want the cause, invalid_input/prompt_too_large", fin.Error)
+	}
+	if len(rec.events) != 2 {
+		t.Errorf("events %v, want run.started and run.finished", rec.events)
+	}
+	rec.check(t, marker)
+
+	ctx, cancel = context.WithCancelCause(t.Context())
+	cancel(errors.New("hub received interrupt"))
+	rec = newRecorder()
+	fin = turns.Start(ctx, request("claude", bin), rec.sink, turns.Config{}).Wait()
+	if fin.Error == nil || fin.Error.Bin != events.BinCancelled {
+		t.Errorf("run.finished %+v, want cancelled", fin.Error)
+	}
+	rec.check(t, marker)
+}

@@ -146,7 +146,7 @@ func executeChat(ctx context.Context, p runPlan, kill <-chan struct{}, tty *os.F
 	}
 	ch := &chat{text: o.text, screen: screen, cancel: cancel, idle: p.sessionIdle}
 	sink := func(ev events.Event) error {
-		ch.offPrompt()
+		ch.offPrompt(ev)
 		return o.sink(ev)
 	}
 	ch.conv = turns.Start(ctx, req, sink, turns.Config{Refused: func(e *events.Error) {
@@ -183,26 +183,31 @@ type chat struct {
 
 	mu       sync.Mutex
 	atPrompt bool // the editor's prompt is on the screen, and nothing was written below it
+	offered  bool // an event came while the prompt waited: the session ended there
 }
 
-// offPrompt clears the prompt's line before an event is shown while the
-// editor waits at the prompt, and says why: between turns the session's
-// events come only at its end (its idle limit, the agent's exit), whose
-// summary follows.
-func (ch *chat) offPrompt() {
+// offPrompt clears the prompt's line before ev is shown while the editor
+// waits at the prompt: between turns the session's events come only at
+// its end, whose summary follows. A session that ended there ok (no limit,
+// no crash to tell of) ended at its idle limit, or the agent left: that
+// is said before the summary.
+func (ch *chat) offPrompt(ev events.Event) {
 	ch.mu.Lock()
 	at := ch.atPrompt
 	ch.atPrompt = false
+	ch.offered = ch.offered || at
+	offered := ch.offered
 	ch.mu.Unlock()
-	if !at {
-		return
+	if at {
+		fmt.Fprint(ch.screen, "\r\x1b[2K")
 	}
-	fmt.Fprint(ch.screen, "\r\x1b[2K")
-	why := "the agent's process ended"
-	if ch.idle > 0 {
-		why = fmt.Sprintf("--session-idle %s without a prompt, or the agent's process ended", ch.idle)
+	if rf, ok := ev.Body.(events.RunFinished); ok && rf.OK && offered {
+		why := "the agent's process ended"
+		if ch.idle > 0 {
+			why = fmt.Sprintf("--session-idle %s without a prompt, or the agent's process ended", ch.idle)
+		}
+		ch.text.say("hub: the session ended while waiting for a prompt (" + why + ")")
 	}
-	ch.text.say("hub: the session ended while waiting for a prompt (" + why + ")")
 }
 
 func (ch *chat) setAtPrompt(on bool) {
@@ -291,7 +296,7 @@ func (ch *chat) read() (prompt string, ok bool) {
 // reports whether the conversation goes on.
 func (ch *chat) turn(prompt string) bool {
 	done := ch.conv.Send(prompt)
-	interrupted := false
+	interrupted, stopped := false, false
 	keys := ch.kb.chunks
 	for {
 		select {
@@ -299,11 +304,12 @@ func (ch *chat) turn(prompt string) bool {
 			if interrupted {
 				ch.io.armed = true // a Ctrl-C at the empty prompt now ends the session
 			}
-			return !isDone(ch.conv.Done())
+			return !stopped && !isDone(ch.conv.Done())
 		case b, ok := <-keys:
 			if !ok { // the terminal's input ended (a hangup): no one is there
 				keys = nil
 				ch.conv.End()
+				stopped = true
 				continue
 			}
 			if !ch.kb.typeAhead(b) {
@@ -315,6 +321,7 @@ func (ch *chat) turn(prompt string) bool {
 				continue
 			}
 			ch.cancel(errors.New("Ctrl-C pressed again while the interrupted turn went on"))
+			stopped = true
 		}
 	}
 }
