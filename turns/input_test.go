@@ -95,3 +95,18 @@ func TestReaderLongLine(t *testing.T) {
 		t.Errorf("Next() on an over-long line = %v, want a *LineError for line 2", err)
 	}
 }
+
+// FuzzDecode: Decode never panics, and what it accepts is exactly one
+// input: a non-empty prompt or an interrupt.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"prompt":"fix it"}`, `{"interrupt":true}`, `{"prompt":"x","interrupt":true}`, `{}`, `null`, `[1]`,
+		`{"prompt":"\u2028\ud83d"}`, `{"prompt":"a"} x`, "{\"prompt\":\"\xff\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		in, err := turns.Decode(line)
+		if err == nil && (in.Prompt == "") == !in.Interrupt {
+			t.Errorf("Decode(%q) = %+v: want a prompt or an interrupt, one of them", line, in)
+		}
+	})
+}

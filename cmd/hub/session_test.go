@@ -712,3 +712,17 @@ func TestSessionIdle(t *testing.T) {
 		}
 	})
 }
+
+// TestChatRefused: a session that cannot start ends hub chat before any
+// prompt, with the bin's summary and exit status (not_installed, 3).
+func TestChatRefused(t *testing.T) {
+	t.Parallel()
+	h := startTerminalHub(t, nil, "chat", "--agent", "claude", "--bin", filepath.Join(t.TempDir(), "no-claude"))
+	h.waitFor(0, "── failed: not_installed")
+	if code := h.exitCode(); code != 3 {
+		t.Errorf("exit %d, want 3; the terminal shows:\n%s", code, h.output())
+	}
+	if strings.Contains(h.output(), chatPrompt) {
+		t.Errorf("a prompt was shown for a session that never started:\n%s", h.output())
+	}
+}
