@@ -726,3 +726,43 @@ func TestChatRefused(t *testing.T) {
 		t.Errorf("a prompt was shown for a session that never started:\n%s", h.output())
 	}
 }
+
+// TestChatConfirm: --confirm asks on the terminal once, before the
+// session starts: "y" starts it and no turn asks again; "n" refuses it,
+// permission_denied/confirmation_required, exit 6, nothing started.
+func TestChatConfirm(t *testing.T) {
+	t.Parallel()
+	for _, answer := range []string{"y", "n"} {
+		t.Run(answer, func(t *testing.T) {
+			t.Parallel()
+			marker := "HUB_CHAT_TEST=" + t.TempDir()
+			bin := fakeBin(t, "claude", "ok", marker)
+			h := startTerminalHub(t, nil, "chat", "--agent", "claude", "--bin", bin, "--confirm", "--grace", "500ms", "--", "one")
+			at := h.waitFor(0, "Run it? [y/N] ")
+			h.keys(answer + "\r")
+			if answer == "n" {
+				h.waitFor(at, "── failed: permission_denied/confirmation_required")
+				if code := h.exitCode(); code != 6 {
+					t.Errorf("exit %d, want 6; the terminal shows:\n%s", code, h.output())
+				}
+				return
+			}
+			at = h.waitFor(at, "── turn 1 · ")
+			at = h.waitFor(at, chatPrompt)
+			h.keys("two\r")
+			at = h.waitFor(at, "── turn 2 · ")
+			at = h.waitFor(at, chatPrompt)
+			h.keys("\x04")
+			h.waitFor(at, "── ok · ")
+			if code := h.exitCode(); code != 0 {
+				t.Errorf("exit %d, want 0; the terminal shows:\n%s", code, h.output())
+			}
+			if n := strings.Count(h.output(), "Run it? [y/N]"); n != 1 {
+				t.Errorf("asked %d times, want once for the session", n)
+			}
+			if left := hubtest.Leftovers(marker); len(left) > 0 {
+				t.Errorf("processes %v of the session outlived hub", left)
+			}
+		})
+	}
+}
