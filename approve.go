@@ -23,6 +23,9 @@ type ToolCall = adapters.ToolCall
 // Decision is an Approver's answer (adapters.Decision).
 type Decision = adapters.Decision
 
+// Verdict is a Decision's answer (adapters.Verdict).
+type Verdict = adapters.Verdict
+
 // The verdicts of a Decision.
 const (
 	AllowOnce    = adapters.AllowOnce
@@ -77,6 +80,7 @@ type broker struct {
 	allowed   map[string]bool // tool names allowed for the session
 	decisions map[string]bool // call id → allowed, for every call answered
 	pending   int
+	stopped   bool // an approver's Stop: every call from then on is denied unasked
 }
 
 // decided is grant.Watch.Decided: whether hub answered the call, and
@@ -124,7 +128,10 @@ func (b *broker) ask(call ToolCall, reply func(Decision)) {
 			call.Paths[i] = filepath.Join(b.cwd, p)
 		}
 	}
-	if b.ctx.Err() != nil {
+	b.mu.Lock()
+	stopped := b.stopped
+	b.mu.Unlock()
+	if b.ctx.Err() != nil || stopped {
 		b.answer(call, reply, Decision{Verdict: Deny, Message: "the run is ending"}, false, true)
 		return
 	}
@@ -195,7 +202,10 @@ func (b *broker) work() {
 			b.mu.Lock()
 			b.pending--
 			b.mu.Unlock()
-			if b.ctx.Err() != nil {
+			b.mu.Lock()
+			stopped := b.stopped
+			b.mu.Unlock()
+			if b.ctx.Err() != nil || stopped {
 				d = Decision{Verdict: Deny, Message: "the run is ending"}
 			}
 			switch d.Verdict {
@@ -241,6 +251,9 @@ func (b *broker) answer(call ToolCall, reply func(Decision), d Decision, asked, 
 	}
 	b.notice(events.Notice{Kind: events.NoticeApproval, Message: msg, Data: data}, inline)
 	if d.Verdict == Stop {
+		b.mu.Lock()
+		b.stopped = true
+		b.mu.Unlock()
 		why := d.Message
 		if why == "" {
 			why = "the approver stopped the run"
