@@ -139,6 +139,9 @@ func Main(args []string) int {
 		return 99
 	}
 	size, _ := strconv.Atoi(os.Getenv(EnvSize))
+	if len(args) > 0 && args[0] == "app-server" {
+		return playAppServer(d, play, size)
+	}
 	if live := liveProtocol(args); live != "" {
 		return playLive(live, d, play, size)
 	}
