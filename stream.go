@@ -202,11 +202,24 @@ func (s *stream) unclean(b []byte) {
 
 // publish forwards the agent's events, in order, each past the guards: the
 // event at which a guard returns a cause is the last one forwarded (see
-// Guard). It is the entry for events that do not come from JSON lines.
+// Guard), but for a live session's turn.finished after it, which is
+// forwarded all the same (failed with the guard's cause if it was ok): the
+// line that ends a turn can carry the event that crosses a limit (an ACP
+// agent's prompt answer holds the turn's usage), and the turn's reader
+// waits for its turn.finished. It is the entry for events that do not come
+// from JSON lines.
 func (s *stream) publish(bodies []events.Body) {
 	bodies = s.meter.Price(bodies) // the costs the agent does not report
-	for _, b := range bodies {
+	for i, b := range bodies {
 		if s.over != nil {
+			for _, rest := range bodies[i:] {
+				if tf, ok := rest.(events.TurnFinished); ok {
+					if tf.OK {
+						tf.OK, tf.Error = false, s.over
+					}
+					s.emit(tf)
+				}
+			}
 			return
 		}
 		s.emit(b)

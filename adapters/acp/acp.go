@@ -8,9 +8,12 @@
 // session/new or session/load, session/set_model with --model, one
 // session/prompt), answers the agent's requests (session/request_permission
 // and fs/* from the run's grant, inside --cwd; terminal/* refused), and asks
-// with session/cancel before it signals the agent. The protocol's plumbing
-// is github.com/coder/acp-go-sdk (v0.13.0); decoding the agent's updates
-// into events is normalize/acp.
+// with session/cancel before it signals the agent. A live session
+// (hub.NewSession; NewLive, which OpenCode's adapter uses too) keeps the
+// connection: a session/prompt for each turn, session/cancel to interrupt
+// one. The protocol's plumbing is github.com/coder/acp-go-sdk (v0.13.0),
+// shared by both (peer); decoding the agent's updates into events is
+// normalize/acp.
 package acp
 
 import (
@@ -96,7 +99,9 @@ func (a *Adapter) Detect(_ context.Context, bin string) (adapters.Install, error
 
 // CheckRequest implements adapters.RequestChecker: an ACP run needs a
 // command, speaks JSON-RPC over pipes (not a terminal: --tty is refused),
-// and takes a prompt of at most MaxPromptBytes.
+// and takes a prompt of at most MaxPromptBytes. A request without a prompt
+// (nor --schema) is left to Command, which refuses it: a live session's
+// request has none (its turns are checked one by one: Live.Check).
 func (a *Adapter) CheckRequest(req adapters.Request) error {
 	if req.Bin == "" {
 		_, err := a.Detect(context.Background(), "")
@@ -105,6 +110,9 @@ func (a *Adapter) CheckRequest(req adapters.Request) error {
 	if req.TTY {
 		return events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			"run it without --tty: ACP is JSON-RPC over pipes", "--tty cannot carry the Agent Client Protocol (a terminal echoes and rewrites what it carries)")
+	}
+	if req.Prompt == "" && req.Schema == nil {
+		return nil
 	}
 	_, err := adapters.PromptWithSchema(Name, req, MaxPromptBytes)
 	return err
@@ -116,6 +124,9 @@ func (a *Adapter) Command(req adapters.Request, inst adapters.Install) (adapters
 	if err := a.CheckRequest(req); err != nil {
 		return adapters.Command{}, err
 	}
+	if _, err := adapters.PromptWithSchema(Name, req, MaxPromptBytes); err != nil {
+		return adapters.Command{}, err
+	}
 	return adapters.Command{Path: inst.Path, Args: append([]string(nil), req.Args...)}, nil
 }
 
@@ -123,7 +134,7 @@ func (a *Adapter) Command(req adapters.Request, inst adapters.Install) (adapters
 // updates and, for a live run, the conversation that leads the agent
 // (adapters.Conversation).
 func (a *Adapter) NewDecoder(req adapters.Request) normalize.Decoder {
-	c := &conversation{req: req}
+	c := &conversation{peer: &peer{req: req}}
 	c.Decoder = acpnorm.New(acpnorm.Options{
 		Resume: req.Resume, Model: req.Model, Name: Name, Level: string(req.Permission.OrDefault()),
 		Allow: allowed(req, a.Info()),

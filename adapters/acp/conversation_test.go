@@ -31,7 +31,7 @@ type stdinRecorder struct {
 
 func newConversation(t *testing.T, block string) (*conversation, *stdinRecorder) {
 	t.Helper()
-	c := &conversation{req: adapters.Request{Prompt: "hello", Cwd: t.TempDir()}}
+	c := &conversation{peer: &peer{req: adapters.Request{Prompt: "hello", Cwd: t.TempDir()}}}
 	r := &stdinRecorder{c: c, block: block, release: make(chan struct{}),
 		begun: make(chan string, 16), wrote: make(chan string, 16)}
 	return c, r

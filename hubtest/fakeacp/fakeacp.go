@@ -45,6 +45,8 @@ var Scenarios = map[string]string{
 	"other":      "asks permission of kind other for the file named after the marker (as OpenCode's external_directory), writes it when allowed, then answers",
 	"unasked":    "runs a shell tool without asking (tool_call in_progress), then answers",
 	"hang":       "never answers the prompt; on session/cancel answers cancelled at once",
+	"stall":      "streams a chunk, then waits for session/cancel and answers cancelled",
+	"recall":     "answers with the prompts this process was sent before this one, joined by \" | \" (a live session's earlier turns)",
 	"deaf":       "never answers the prompt, ignores session/cancel, SIGTERM and stdin's end",
 	"grandchild": "starts a child that ignores SIGTERM (its pid in EnvPIDFile), then hangs as deaf",
 	"crash":      "streams a chunk, then exits 3 without answering",
@@ -63,14 +65,18 @@ var Scenarios = map[string]string{
 }
 
 type agent struct {
-	out       *bufio.Writer
-	mu        sync.Mutex
-	nextID    int
-	pending   map[string]chan json.RawMessage
+	out      *bufio.Writer
+	mu       sync.Mutex
+	nextID   int
+	pending  map[string]chan json.RawMessage
+	scenario string
+	cwd      string
+	// Of the prompt being answered, set as its session/prompt is read
+	// (prompts come one at a time): closed by its session/cancel.
 	cancelled chan struct{}
-	once      sync.Once
-	scenario  string
-	cwd       string
+	once      *sync.Once
+	prompts   []string // every prompt's text, in order
+	spent     float64  // the session's cost so far, USD: usage_update's cost is the session's
 }
 
 type message struct {
@@ -85,7 +91,7 @@ type message struct {
 // scenario exits), then exits.
 func Main() {
 	a := &agent{out: bufio.NewWriter(os.Stdout), pending: map[string]chan json.RawMessage{},
-		cancelled: make(chan struct{}), scenario: os.Getenv(EnvScenario)}
+		cancelled: make(chan struct{}), once: &sync.Once{}, scenario: os.Getenv(EnvScenario)}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
 	for in.Scan() {
@@ -102,7 +108,16 @@ func Main() {
 				ch <- json.RawMessage(append([]byte(nil), in.Bytes()...))
 			}
 		case m.Method == "session/cancel":
-			a.once.Do(func() { close(a.cancelled) })
+			a.mu.Lock()
+			ch, once := a.cancelled, a.once
+			a.mu.Unlock()
+			once.Do(func() { close(ch) })
+		case m.Method == "session/prompt":
+			a.mu.Lock()
+			a.cancelled, a.once = make(chan struct{}), &sync.Once{}
+			a.prompts = append(a.prompts, promptText(m.Params))
+			a.mu.Unlock()
+			go a.handle(m)
 		case a.scenario == "stuck" && m.Method == "session/new":
 			a.handle(m)
 			select {} // reads no more of stdin
@@ -256,7 +271,17 @@ func (a *agent) answer(id json.RawMessage) {
 	for _, p := range []string{"Hello ", "from the fake ", "ACP agent."} {
 		a.update(text("agent_message_chunk", p))
 	}
-	a.update(map[string]any{"sessionUpdate": "usage_update", "used": 1055, "size": 128000, "cost": map[string]any{"amount": 0.0125, "currency": "USD"}})
+	a.spend(id)
+}
+
+// spend reports the turn's cost, $0.0125, as ACP reports cost (the
+// session's running total in usage_update), and ends the turn.
+func (a *agent) spend(id json.RawMessage) {
+	a.mu.Lock()
+	a.spent += 0.0125
+	spent := a.spent
+	a.mu.Unlock()
+	a.update(map[string]any{"sessionUpdate": "usage_update", "used": 1055, "size": 128000, "cost": map[string]any{"amount": spent, "currency": "USD"}})
 	a.endTurn(id, "end_turn")
 }
 
@@ -379,10 +404,22 @@ func (a *agent) prompt(m message) {
 			"rawInput": map[string]any{"command": "rm -rf " + filepath.Join(a.cwd, "victim")}})
 		a.update(text("agent_message_chunk", "first: "+first+", second: "+second))
 		a.endTurn(m.ID, "end_turn")
-	case "hang":
-		<-a.cancelled
+	case "hang", "stall":
+		a.mu.Lock()
+		cancelled := a.cancelled
+		a.mu.Unlock()
+		if sc == "stall" {
+			a.update(text("agent_message_chunk", "Streaming, then stalling"))
+		}
+		<-cancelled
 		a.update(text("agent_message_chunk", "stopping"))
 		a.endTurn(m.ID, "cancelled")
+	case "recall":
+		a.mu.Lock()
+		earlier := strings.Join(a.prompts[:len(a.prompts)-1], " | ")
+		a.mu.Unlock()
+		a.update(text("agent_message_chunk", "earlier: "+earlier))
+		a.spend(m.ID)
 	case "deaf":
 		signal.Ignore(syscall.SIGTERM)
 		select {}

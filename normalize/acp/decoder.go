@@ -25,6 +25,11 @@
 // tool.started: it never ran. The updates that replay a loaded session's
 // history (before the session/load response) are not the run's and are
 // skipped.
+//
+// In a live session (adapters/acp's Live: many prompts on one connection)
+// each turn has a decoder of its own: New's for the first, which awaits the
+// setup's answers and the first prompt's, then Next's, which awaits only
+// its prompt's answer, paired by the id PromptSent gives it.
 package acp
 
 import (
@@ -81,7 +86,8 @@ func (o Options) Steps() []string {
 type Decoder struct {
 	o        Options
 	steps    []string
-	answered []bool // by step: its response has come
+	ids      []int64 // by step: the JSON-RPC id of its request; 0 until known (PromptSent)
+	answered []bool  // by step: its response has come
 
 	sessionID string
 	model     *string
@@ -93,12 +99,16 @@ type Decoder struct {
 
 	calls map[string]*call
 
-	total   events.Tokens
-	costOK  bool    // usage was reported with a cost
-	lastUSD float64 // the session's cost at the last usage_update
+	total    events.Tokens
+	sawUsage bool    // the prompt's answer reported usage
+	costOK   bool    // usage was reported with a cost
+	lastUSD  float64 // the session's cost at the last usage_update
 	// billedUSD is the session's cost at the last usage event: a loaded
 	// session's usage_update counts its earlier turns too.
 	billedUSD float64
+	// baseUSD is the session's cost before this decoder's turn (Next): the
+	// usage events' running total counts from it.
+	baseUSD float64
 
 	denied          string        // the title of the last call hub denied, "" if none
 	textAfterDenial bool          // the agent wrote text after it
@@ -131,10 +141,44 @@ func New(o Options) *Decoder {
 	}
 	d := &Decoder{o: o, steps: o.Steps(), calls: map[string]*call{}}
 	d.answered = make([]bool, len(d.steps))
+	// Hub's client numbers its requests 1, 2, … in the order of Steps
+	// (acp-go-sdk v0.13.0's Connection does; TestRequestIDs in
+	// adapters/acp checks it).
+	d.ids = make([]int64, len(d.steps))
+	for i := range d.ids {
+		d.ids[i] = int64(i + 1)
+	}
 	if o.Model != "" {
 		d.model = &o.Model
 	}
 	return d
+}
+
+// Next returns the decoder of the session's next turn on the same
+// connection, once d's turn has ended (its prompt answered): a live
+// session, where hub's client sends session/prompt again. It awaits only
+// that prompt's answer, whose JSON-RPC id PromptSent gives it; until then
+// a response is one to no request of hub's (a notice). The session's id
+// and model and the agent's version carry over, and so does the session's
+// cost as its last usage_update gave it (ACP's cost is the session's
+// running total): the new turn's usage counts only its own part, and its
+// cost is unknown unless the agent reports it again in the turn.
+func (d *Decoder) Next() *Decoder {
+	n := &Decoder{o: d.o, steps: []string{MethodPrompt}, ids: []int64{0}, answered: []bool{false},
+		calls: map[string]*call{}, sessionID: d.sessionID, model: d.model, version: d.version,
+		lastUSD: d.lastUSD, billedUSD: d.lastUSD, baseUSD: d.lastUSD}
+	return n
+}
+
+// PromptSent says that the session/prompt this decoder awaits was sent
+// with JSON-RPC id id (a live session's client notes it as the prompt's
+// write begins): its answer is the response with that id; 0 says it has
+// not been sent yet (no response is its answer). New's decoder takes the
+// id hub's client gives a one-shot run's prompt without it.
+func (d *Decoder) PromptSent(id int64) {
+	if i := len(d.steps) - 1; !d.answered[i] {
+		d.ids[i] = id
+	}
 }
 
 // Decode implements normalize.Decoder.
@@ -162,10 +206,18 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 	return append(dst, unknown("a message that is neither a request, a notification nor a response", line))
 }
 
+// Answered reports whether the session/prompt this decoder awaits was
+// answered: with a stopReason, or with an error.
+func (d *Decoder) Answered() bool { return d.answered[len(d.answered)-1] }
+
+// Failed returns the error answer to one of hub's requests, nil if none
+// came, and the request's method (as Options.Steps names it).
+func (d *Decoder) Failed() (method string, err *events.Error) { return d.failedStep, d.failed }
+
 // loading reports whether a session/load was sent and not yet answered:
 // hub sends it once initialize is answered.
 func (d *Decoder) loading() bool {
-	return d.steps[1] == MethodLoad && d.answered[0] && !d.answered[1]
+	return len(d.steps) > 1 && d.steps[1] == MethodLoad && d.answered[0] && !d.answered[1]
 }
 
 // pending is the first of hub's requests not answered, "" when all are.
@@ -186,16 +238,22 @@ func unknown(what string, line []byte) events.Notice {
 	return n
 }
 
-// answer takes the response to the next of the client's requests.
+// answer takes the response to one of the client's requests.
 func (d *Decoder) answer(dst []events.Body, m gjson.Result) []events.Body {
-	// Hub's client numbers its requests 1, 2, … in the order of Steps
-	// (acp-go-sdk v0.13.0's Connection does; TestRequestIDs in
-	// adapters/acp checks it): a response is paired by its id, and one
-	// to no request of hub's (a stray, a repeat) is a notice that changes
-	// nothing.
+	// A response is paired with hub's request by its id (see New and
+	// PromptSent), and one to no request of hub's (a stray, a repeat) is
+	// a notice that changes nothing.
 	id := m.Get("id")
-	k := int(id.Int())
-	if id.Type != gjson.Number || id.Raw != strconv.Itoa(k) || k < 1 || k > len(d.steps) || d.answered[k-1] {
+	k := -1
+	if id.Type == gjson.Number && id.Raw == strconv.FormatInt(id.Int(), 10) {
+		for i, want := range d.ids {
+			if want != 0 && want == id.Int() && !d.answered[i] {
+				k = i + 1
+				break
+			}
+		}
+	}
+	if k < 0 {
 		return append(dst, unknown("a response to no request of hub's", []byte(m.Raw)))
 	}
 	step := d.steps[k-1]

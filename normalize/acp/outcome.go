@@ -14,7 +14,8 @@ import (
 // PromptResponse.usage: inputTokens, outputTokens, cachedReadTokens,
 // cachedWriteTokens, thoughtTokens, totalTokens, for the whole turn) as one
 // usage event. inputTokens is taken as not counting the cached tokens,
-// which have fields of their own. The cost is the last usage_update's.
+// which have fields of their own. The cost is the last usage_update's, less
+// what the session had cost before (the turns before a Next decoder's).
 func (d *Decoder) promptUsage(dst []events.Body, u gjson.Result) []events.Body {
 	step := events.Tokens{
 		Input:      max(u.Get("inputTokens").Int(), 0),
@@ -25,12 +26,24 @@ func (d *Decoder) promptUsage(dst []events.Body, u gjson.Result) []events.Body {
 	}
 	d.total = d.total.Add(step)
 	d.total.CostUSD = nil
+	d.sawUsage = true
 	if d.costOK {
-		v, total := d.lastUSD-d.billedUSD, d.lastUSD
+		v, total := d.lastUSD-d.billedUSD, d.lastUSD-d.baseUSD
 		step.CostUSD, d.total.CostUSD = &v, &total
 		d.billedUSD = d.lastUSD
 	}
 	return append(dst, d.usage(step))
+}
+
+// TurnUsage is the usage of the decoder's turn as its prompt's answer
+// reported it (the tokens, and the cost since the turn began when the
+// agent reported the session's cost in it), with its cost source; ok is
+// false when the answer reported no usage.
+func (d *Decoder) TurnUsage() (usage events.Tokens, source events.CostSource, ok bool) {
+	if !d.sawUsage {
+		return events.Tokens{}, "", false
+	}
+	return d.total, d.usage(events.Tokens{}).CostSource, true
 }
 
 // usage is the usage event of step, with the running total.
