@@ -57,6 +57,22 @@ func WithApprover(a Approver) Option {
 	return func(o *options) { o.approver = a }
 }
 
+// CanApprove reports whether agent's CLI can ask hub before its tool calls
+// (its adapter holds live sessions whose Live is adapters.Approving), so
+// that a run or session of it takes an approver. It starts nothing.
+func CanApprove(agent string) bool {
+	ad, err := adapters.Lookup(agent)
+	if err != nil {
+		return false
+	}
+	sr, ok := ad.(adapters.Sessioner)
+	if !ok {
+		return false
+	}
+	_, ok = sr.NewLive(adapters.Request{Agent: agent, Approve: true}).(adapters.Approving)
+	return ok
+}
+
 // maxPendingApprovals bounds the tool calls waiting for the approver at
 // once: an agent that asks more is answered Deny at once.
 const maxPendingApprovals = 64

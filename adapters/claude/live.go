@@ -101,6 +101,11 @@ func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) 
 	case "control_request":
 		l.request(gjson.ParseBytes(line))
 		return dst, true, false
+	case "control_cancel_request":
+		// A question withdrawn (an interrupt while it waited:
+		// testdata/approvals/claude/interrupt-pending): its late answer is
+		// ignored.
+		return dst, true, false
 	case "system":
 		if gjson.GetBytes(line, "subtype").Str == "init" && l.early.Began() {
 			l.interrupt()

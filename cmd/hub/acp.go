@@ -62,7 +62,11 @@ func acpAction(kill <-chan struct{}) cli.ActionFunc {
 			defer hub.ReapOrphans()
 		}
 		logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		err = acpserver.Serve(c.Context, acpserver.Config{Request: p.req, Options: opts, Version: hubVersion(), Logger: logger},
+		if p.approve == "deny" || p.approve == "fail" {
+			opts = append(opts, hub.WithApprover(p.approver(nil)))
+		}
+		err = acpserver.Serve(c.Context, acpserver.Config{Request: p.req, Options: opts, Version: hubVersion(), Logger: logger,
+			ForwardApprovals: p.approve == "editor"},
 			c.App.Reader, c.App.Writer)
 		if errors.Is(err, acpserver.ErrConnection) {
 			// The client's input broke off: a protocol failure, not a signal.
@@ -96,7 +100,7 @@ func acpPlan(o runOptions) (runPlan, error) {
 	case o.SessionIn != "":
 		return runPlan{}, usagef("acp: --session-in: the ACP client sends each prompt (session/prompt)")
 	}
-	o.Args, o.DashDash = []string{"(from the ACP client)"}, true
+	o.Args, o.DashDash, o.ACP = []string{"(from the ACP client)"}, true, true
 	p, err := o.plan()
 	if err != nil {
 		return runPlan{}, acpUsage(err)

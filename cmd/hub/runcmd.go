@@ -81,6 +81,7 @@ func runFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "env", KeepSpace: true, Usage: "K=V to add to the agent's environment (repeatable; each value whole, commas and spaces included)"},
 		&cli.BoolFlag{Name: "no-fail-fast", Usage: "let the agent keep retrying errors that retrying cannot fix (HTTP 401/403) instead of stopping it at once"},
 		&cli.StringFlag{Name: "permission", Value: string(grant.ReadOnly), Usage: "what the agent may do: none (no tool), read-only (read and search the working tree), workspace-write (change files under --cwd, nothing outside it) or full (anything; needs --confirm or --yes); a level the agent cannot be held to is refused", EnvVars: []string{"HUB_PERMISSION"}},
+		&cli.StringFlag{Name: "approve", Usage: "ask before each tool call the --permission level does not allow, while the agent waits: tty (on the terminal: y once, a always for this tool, n no, q stop the run), deny (the agent is told no and goes on), fail (stop the run: permission_denied/tool_denied); hub acp: editor (the ACP client is asked). claude and codex can ask; others are refused", EnvVars: []string{"HUB_APPROVE"}},
 		&cli.BoolFlag{Name: "confirm", Usage: "show what is about to be granted and ask for a y on the terminal (/dev/tty) before anything starts; refused without a terminal"},
 		&cli.BoolFlag{Name: "yes", Usage: "approve the grant without asking (what --permission full needs in scripts and CI)"},
 		&cli.StringFlag{Name: "auth", Value: string(grant.AuthInherit), Usage: "inherit (the agent keeps the API keys in hub's environment) or login (billed API keys are removed, so the CLI's saved login is used)", EnvVars: []string{"HUB_AUTH"}},
@@ -174,6 +175,9 @@ func execute(ctx context.Context, p runPlan, kill <-chan struct{}, stdout, stder
 	fo := p.fileOptions()
 	defer fo.close()
 	opts = append(opts, fo.opts...)
+	if p.approve != "" {
+		opts = append(opts, hub.WithApprover(p.approver(o.text)))
+	}
 	if p.req.Apply && p.approval.confirm {
 		opts = append(opts, hub.WithApprove(func(ctx context.Context, diff []byte, files []events.FileChanged) error {
 			_ = o.out.Flush() // what the change is, before hub waits for a person; an error is told at the end

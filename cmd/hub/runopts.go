@@ -57,6 +57,7 @@ type runOptions struct {
 	Permission string // --permission, "" for the default (read-only)
 	Auth       string // --auth: inherit or login
 	Confirm    bool
+	Approve    string // --approve: "", tty, deny, fail, editor (hub acp)
 	Yes        bool
 	Schema     string // --schema FILE, "" for none
 	// SchemaRetries is --schema-retries: repairs of an answer that does
@@ -85,6 +86,8 @@ type runOptions struct {
 	TTY          bool // the agent on a pseudo-terminal
 	// Chat is hub chat: a session whose prompts come from the terminal.
 	Chat bool
+	// ACP is hub acp: the ACP client sends the prompts.
+	ACP bool
 
 	// Args are the words after the flags. DashDash says a "--" ended the
 	// flags: then every word is prompt, dashes or not.
@@ -113,6 +116,7 @@ func newRunOptions(c *cli.Context) runOptions {
 		Permission:    c.String("permission"),
 		Auth:          c.String("auth"),
 		Confirm:       c.Bool("confirm"),
+		Approve:       c.String("approve"),
 		Yes:           c.Bool("yes"),
 		Schema:        c.String("schema"),
 		SchemaRetries: c.Int("schema-retries"),
@@ -177,6 +181,7 @@ type runPlan struct {
 	diffOut    string // --diff-out, opened by load
 	warning    string // printed on stderr before the run starts
 	approval   approval
+	approve    string // --approve's mode; "" for none
 
 	// A session (--session-in, hub chat): its prompts come from sessionIn
 	// (a file, or - for stdin) or the terminal; req.Prompt, if any, is
@@ -263,6 +268,10 @@ func (o runOptions) plan() (runPlan, error) {
 		return runPlan{}, usagef("run: --confirm asks on the terminal and --yes approves without asking: give one of them")
 	}
 	p.approval = approval{confirm: o.Confirm, yes: o.Yes}
+	if err := o.checkApprove(); err != nil {
+		return runPlan{}, err
+	}
+	p.approve = o.Approve
 	p.req = hub.Request{
 		Agent:      o.Agent,
 		Model:      o.Model,
@@ -708,4 +717,38 @@ func (p *runPlan) readPrompt(ctx context.Context, stdin io.Reader) (string, erro
 			"close the prompt's input once it is written (or use --prompt-file with a file), or raise --timeout",
 			"--timeout %s ran out while hub read the prompt from %s (still open, no end of file); the agent was not started", timeout, from)}
 	}
+}
+
+// checkApprove refuses an --approve the run cannot honour, before anything
+// starts: an unknown mode, editor outside hub acp and tty inside it (no
+// terminal), tty in hub chat (its terminal takes the prompts), tty
+// without a terminal, an agent whose CLI cannot ask hub (never run
+// unasked), and --schema.
+func (o runOptions) checkApprove() error {
+	switch o.Approve {
+	case "":
+		return nil
+	case "tty", "deny", "fail", "editor":
+	default:
+		return usagef("run: --approve must be tty, deny or fail (hub acp: editor), not %q", o.Approve)
+	}
+	switch {
+	case o.Approve == "editor" && !o.ACP:
+		return usagef("run: --approve editor is hub acp's (the ACP client is asked); use tty, deny or fail")
+	case o.Approve == "tty" && o.ACP:
+		return usagef("run: --approve tty: hub acp has no terminal to ask on; use --approve editor (the ACP client is asked)")
+	case o.Approve == "tty" && o.Chat:
+		return usagef("run: --approve tty: hub chat reads its prompts from the terminal and cannot ask there yet; use --approve deny or fail, or hub run --approve tty")
+	case !hub.CanApprove(o.Agent):
+		return usagef("run: --approve: %s cannot ask hub before its tool calls (claude and codex can); run it without --approve, held to --permission", o.Agent)
+	case o.Schema != "":
+		return usagef("run: --approve with --schema: a run with an approver is not repaired to a schema; ask for the structured answer in a run of its own")
+	case o.Approve == "tty":
+		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			return usagef("run: --approve tty needs a terminal to ask on, and there is none (%v); use --approve deny or fail", err)
+		}
+		_ = tty.Close()
+	}
+	return nil
 }

@@ -93,6 +93,9 @@ func feedSession(conv *turns.Conversation, name string, stdin io.Reader) {
 func sessionOptions(ctx context.Context, p runPlan, kill <-chan struct{}, text *textPrinter, fo runFiles) []hub.Option {
 	opts := []hub.Option{hub.WithKill(kill), hub.WithTurnTimeout(p.turnTimeout), hub.WithSessionIdle(p.sessionIdle),
 		sessionApproval(ctx, p, text)}
+	if p.approve != "" {
+		opts = append(opts, hub.WithApprover(p.approver(text)))
+	}
 	return append(opts, fo.opts...)
 }
 

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hubcli/hub"
+)
+
+// maxDiffLines is how much of a call's change the terminal question shows.
+const maxDiffLines = 20
+
+// approver is the run's hub.Approver for --approve: tty asks on the
+// terminal (/dev/tty, with the status line off), deny answers no (the
+// agent is told and goes on), fail stops the run.
+func (p runPlan) approver(text *textPrinter) hub.Approver {
+	level := string(p.req.Permission.OrDefault())
+	switch p.approve {
+	case "deny":
+		return func(context.Context, hub.ToolCall) hub.Decision {
+			return hub.Decision{Verdict: hub.Deny, Message: "hub --approve deny: calls outside --permission " + level + " are refused; do without it"}
+		}
+	case "fail":
+		return func(_ context.Context, c hub.ToolCall) hub.Decision {
+			return hub.Decision{Verdict: hub.Stop, Message: "--approve fail stops at the first call outside --permission " + level}
+		}
+	}
+	return func(ctx context.Context, c hub.ToolCall) hub.Decision {
+		var d hub.Decision
+		err := text.quiet(func() error {
+			var err error
+			d, err = p.approval.askCall(ctx, c)
+			return err
+		})
+		if err != nil {
+			return hub.Decision{Verdict: hub.Deny, Message: "the question could not be asked on the terminal: " + err.Error()}
+		}
+		return d
+	}
+}
+
+// askCall asks on the terminal about one tool call: what it is, its paths,
+// why the agent asks, and the start of its change; y allows it once, a
+// allows the tool for the rest of the run or session, q stops the run,
+// anything else (n) denies it.
+func (a approval) askCall(ctx context.Context, c hub.ToolCall) (hub.Decision, error) {
+	tty, err := a.openTTY()
+	if err != nil {
+		return hub.Decision{}, err
+	}
+	defer tty.Close()
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s asks to call %s (%s)", c.Agent, shown(c.Name), c.Kind)
+	if len(c.Input) > 0 && len(c.Input) <= 300 {
+		fmt.Fprintf(&b, ": %s", shown(string(c.Input)))
+	}
+	b.WriteString("\n")
+	for _, p := range c.Paths {
+		fmt.Fprintf(&b, "  path: %s\n", shown(p))
+	}
+	if c.Reason != "" {
+		fmt.Fprintf(&b, "  why:  %s\n", shown(c.Reason))
+	}
+	if c.Diff != "" {
+		lines := strings.Split(strings.TrimRight(c.Diff, "\n"), "\n")
+		for i, l := range lines {
+			if i == maxDiffLines {
+				fmt.Fprintf(&b, "  … %d more lines\n", len(lines)-maxDiffLines)
+				break
+			}
+			fmt.Fprintf(&b, "  │ %s\n", shownLine(l))
+		}
+	}
+	b.WriteString("Allow it? [y]es once, [a]lways for this tool, [n]o, [q]uit (stop the run) ")
+	fmt.Fprint(tty, b.String())
+	answer, err := readAnswer(ctx, tty)
+	if err != nil {
+		return hub.Decision{}, err
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return hub.Decision{Verdict: hub.AllowOnce}, nil
+	case "a", "always":
+		return hub.Decision{Verdict: hub.AllowSession}, nil
+	case "q", "quit":
+		return hub.Decision{Verdict: hub.Stop, Message: "stopped at the terminal"}, nil
+	}
+	return hub.Decision{Verdict: hub.Deny, Message: "the user said no at the terminal"}, nil
+}

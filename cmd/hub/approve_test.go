@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubcli/hub/hubtest"
+	"github.com/hubcli/hub/mockllm"
+)
+
+// TestApproveTTY (issue 36): hub run --approve tty in a real terminal (a
+// tmux pane), real Codex against the mock server, read-only: its patch
+// adding a file is asked about on the terminal, with the path and the new
+// content; y puts the file on disk, n leaves it out and the run goes on,
+// q stops the run (permission_denied, exit 6).
+func TestApproveTTY(t *testing.T) {
+	bin := hubtest.Bin(t, "codex")
+	srv, err := mockllm.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close) // after the parallel subtests
+	for _, c := range []struct {
+		answer string
+		onDisk bool
+		exit   string
+	}{{"y", true, "HUB-EXIT=0"}, {"n", false, "HUB-EXIT=0"}, {"q", false, "HUB-EXIT=6"}} {
+		t.Run(c.answer, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			project := filepath.Join(dir, "project")
+			if err := os.MkdirAll(project, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			prompt := `write it MOCK_CALL apply_patch *** Begin Patch\n*** Add File: asked.txt\n+approved content\n*** End Patch`
+			p := startInTmux(t, mockEnv(t, "codex", srv, filepath.Join(dir, "env")),
+				"run", "--agent", "codex", "--bin", bin, "--cwd", project, "--approve", "tty", "--timeout", "5m", "--", prompt)
+			screen := p.waitScreen(3*time.Minute, "the approval question", func(s string) bool { return strings.Contains(s, "[q]uit") })
+			for _, want := range []string{"codex asks to call file_change (write)", "asked.txt", "approved content"} {
+				if !strings.Contains(screen, want) {
+					t.Errorf("the question lacks %q:\n%s", want, screen)
+				}
+			}
+			if out, err := p.tmux("send-keys", "-t", "hub", c.answer, "Enter"); err != nil {
+				t.Fatalf("send-keys: %v: %s", err, out)
+			}
+			screen = p.waitScreen(3*time.Minute, "hub's exit", func(s string) bool { return strings.Contains(s, "HUB-EXIT=") })
+			if !strings.Contains(screen, c.exit) {
+				t.Errorf("answered %s: want %s:\n%s", c.answer, c.exit, screen)
+			}
+			b, err := os.ReadFile(filepath.Join(project, "asked.txt"))
+			if (err == nil) != c.onDisk || c.onDisk && strings.TrimSpace(string(b)) != "approved content" {
+				t.Errorf("answered %s: asked.txt on disk %v (%q), want %v", c.answer, err == nil, b, c.onDisk)
+			}
+		})
+	}
+}
+
+// TestApproveRefused: --approve an agent whose CLI cannot ask, an unknown
+// mode, and tty in hub chat are usage errors (exit 2) before anything
+// starts.
+func TestApproveRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--agent", "opencode", "--approve", "deny", "x"},
+		{"run", "--agent", "claude", "--approve", "maybe", "x"},
+		{"run", "--agent", "claude", "--approve", "editor", "x"},
+		{"run", "--agent", "codex", "--approve", "deny", "--schema", "s.json", "x"},
+	} {
+		code, _, stderr := hubCLI(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, "--approve") {
+			t.Errorf("hub %s: exit %d, stderr %q; want 2 naming --approve", strings.Join(args, " "), code, stderr)
+		}
+	}
+}
