@@ -33,30 +33,9 @@ func ACPLatency(t *testing.T, a Agent) {
 		t.Skip("a measurement: set HUB_BENCH_ACP=<prompts>")
 	}
 	e := a.Prepare(t, Setup{})
-	limits := budget.Limits{IdleTimeout: time.Minute}
-	Unbounded(t, &limits)
-	req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Env: slices.Clone(e.Env), Limits: limits}
-	toClient, fromServer := io.Pipe()
-	toServer, fromClient := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- acpserver.Serve(context.Background(), acpserver.Config{Request: req}, toServer, fromServer)
-		fromServer.Close()
-	}()
 	cl := &latencyClient{}
-	conn := acp.NewClientSideConnection(cl, fromClient, toClient)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
-	defer func() {
-		fromClient.Close()
-		<-done
-		toClient.Close()
-		if left := Leftovers(e.Dir); len(left) > 0 {
-			t.Errorf("processes left after the connection closed: %v", left)
-		}
-	}()
-	if _, err := conn.Initialize(t.Context(), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
+	conn, end := serveACP(t, a, e, acpserver.Config{}, cl)
+	defer end()
 	s, err := conn.NewSession(t.Context(), acp.NewSessionRequest{Cwd: e.Work, McpServers: []acp.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +54,38 @@ func ACPLatency(t *testing.T, a Agent) {
 	slices.Sort(follow)
 	t.Logf("%s through hub acp, %d follow-up prompts in one ACP session, on %s: session/prompt to its first session/update: median %s (min %s, max %s)",
 		a.Name, n, cpuModel(), follow[len(follow)/2], follow[0], follow[len(follow)-1])
+}
+
+// serveACP serves hub acp (acpserver.Serve, cfg with a's request in e) to
+// the client cl over pipes, initialized; end closes the connection, waits
+// for Serve, and fails t if a process of e is left.
+func serveACP(t *testing.T, a Agent, e *Env, cfg acpserver.Config, cl acp.Client) (conn *acp.ClientSideConnection, end func()) {
+	t.Helper()
+	limits := budget.Limits{IdleTimeout: time.Minute}
+	Unbounded(t, &limits)
+	cfg.Request = hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Env: slices.Clone(e.Env), Limits: limits}
+	toClient, fromServer := io.Pipe()
+	toServer, fromClient := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- acpserver.Serve(context.Background(), cfg, toServer, fromServer)
+		fromServer.Close()
+	}()
+	conn = acp.NewClientSideConnection(cl, fromClient, toClient)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
+	end = func() {
+		fromClient.Close()
+		<-done
+		toClient.Close()
+		if left := Leftovers(e.Dir); len(left) > 0 {
+			t.Errorf("processes left after the connection closed: %v", left)
+		}
+	}
+	if _, err := conn.Initialize(t.Context(), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
+		end()
+		t.Fatal(err)
+	}
+	return conn, end
 }
 
 // latencyClient is an ACP client that notes when the first update after a

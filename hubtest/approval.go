@@ -3,8 +3,6 @@ package hubtest
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,16 +236,6 @@ func containsAll(s string, parts ...string) bool {
 // file is on disk.
 func acpApprovals(t *testing.T, a Agent, c ApprovalCase) {
 	e := a.Prepare(t, Setup{})
-	limits := budget.Limits{IdleTimeout: time.Minute}
-	Unbounded(t, &limits)
-	req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Env: slices.Clone(e.Env), Limits: limits}
-	toClient, fromServer := io.Pipe()
-	toServer, fromClient := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- acpserver.Serve(context.Background(), acpserver.Config{Request: req, ForwardApprovals: true}, toServer, fromServer)
-		fromServer.Close()
-	}()
 	var mu sync.Mutex
 	var asked []acp.RequestPermissionRequest
 	cl := &latencyClient{permission: func(r acp.RequestPermissionRequest) acp.RequestPermissionResponse {
@@ -267,19 +255,8 @@ func acpApprovals(t *testing.T, a Agent, c ApprovalCase) {
 		}
 		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(answer)}
 	}}
-	conn := acp.NewClientSideConnection(cl, fromClient, toClient)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
-	defer func() {
-		fromClient.Close()
-		<-done
-		toClient.Close()
-		if left := Leftovers(e.Dir); len(left) > 0 {
-			t.Errorf("processes left after the connection closed: %v", left)
-		}
-	}()
-	if _, err := conn.Initialize(t.Context(), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
+	conn, end := serveACP(t, a, e, acpserver.Config{ForwardApprovals: true}, cl)
+	defer end()
 	// A session each: the mock answers a conversation that holds a tool
 	// result with text, not with another call.
 	var sessions []acp.SessionId
