@@ -507,7 +507,16 @@ func (s *Session) end(cause error) {
 		select {
 		case <-s.done:
 		case <-t.C:
-			if cause == nil {
+			switch {
+			case cause != nil:
+			case lv != nil && !lv.turnRunning():
+				// No turn runs and the agent's stdin is closed: an
+				// agent that outlives it (claude-agent-acp, codex-acp:
+				// testdata/acp/README.md) lingers after the session's
+				// end, as a run's agent after its terminal event; its
+				// outcome stands.
+				cause = ErrLinger
+			default:
 				cause = ErrSessionClosed
 			}
 			s.cancel(cause)

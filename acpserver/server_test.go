@@ -18,11 +18,13 @@ import (
 
 	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/acpserver"
+	"github.com/hubcli/hub/adapters"
 	_ "github.com/hubcli/hub/adapters/all"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
 	"github.com/hubcli/hub/hubtest"
+	"github.com/hubcli/hub/hubtest/fakeacp"
 	"github.com/hubcli/hub/hubtest/fakeagent"
 )
 
@@ -33,6 +35,33 @@ func init() {
 	if os.Getenv(fakeagent.EnvDialect) != "" {
 		os.Exit(fakeagent.Main(os.Args[1:]))
 	}
+	if os.Getenv(fakeacp.EnvScenario) != "" {
+		fakeacp.Main()
+	}
+	oc, err := adapters.Lookup("opencode")
+	if err != nil {
+		panic(err)
+	}
+	adapters.Register(oneShot{oc})
+}
+
+// resumed is the agent of the tests of sessions held by resuming.
+const resumed = "opencode-run"
+
+// oneShot is OpenCode as an agent that cannot hold a live session (an
+// adapters.Adapter, no adapters.Sessioner: its `opencode run` only): an
+// ACP session of it takes a process a prompt, each resuming the last
+// (hub's fallback for such an agent). The tests of that path play it with
+// fake OpenCode scripts (fakeOpencode); OpenCode itself now holds its
+// sessions live, through `opencode acp`.
+type oneShot struct{ adapters.Adapter }
+
+func (oneShot) Name() string { return resumed }
+
+func (o oneShot) Info() adapters.Info {
+	info := o.Adapter.Info()
+	info.Name = resumed
+	return info
 }
 
 // fake writes a script named dialect that runs this test binary as the fake
@@ -240,7 +269,7 @@ func TestText(t *testing.T) {
 	for _, d := range fakeagent.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
-			req, _ := template(t, d, fake(t, d, "ok", 0))
+			req, _ := template(t, dialectAgent(d), fake(t, d, "ok", 0))
 			c := serve(t, acpserver.Config{Request: req})
 			resp, err := c.prompt(t, c.session(t), "Say hello.")
 			if err != nil {
@@ -286,6 +315,17 @@ var keep = map[*conn][]events.Event{}
 var keepMu sync.Mutex
 
 // all returns every event of c's runs so far.
+// dialectAgent is the agent that runs the fake agent's dialect d: d's own,
+// but for OpenCode, whose live sessions speak ACP (`opencode acp`,
+// TestFollowUpSameProcess): its dialect is `opencode run`'s, a process a
+// prompt (resumed).
+func dialectAgent(d string) string {
+	if d == "opencode" {
+		return resumed
+	}
+	return d
+}
+
 func all(c *conn) []events.Event {
 	keepMu.Lock()
 	defer keepMu.Unlock()
@@ -326,7 +366,7 @@ func TestToolCall(t *testing.T) {
 	for _, d := range fakeagent.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
-			req, _ := template(t, d, fake(t, d, "big", 100))
+			req, _ := template(t, dialectAgent(d), fake(t, d, "big", 100))
 			c := serve(t, acpserver.Config{Request: req})
 			if resp, err := c.prompt(t, c.session(t), "Run a tool."); err != nil || resp.StopReason != acp.StopReasonEndTurn {
 				t.Fatalf("session/prompt = %+v, %v; want end_turn", resp, err)
@@ -372,7 +412,7 @@ func TestToolCall(t *testing.T) {
 // data is hub's whole error object.
 func TestFailureBin(t *testing.T) {
 	t.Parallel()
-	req, _ := template(t, "opencode", fake(t, "opencode", "no-result", 0))
+	req, _ := template(t, resumed, fake(t, "opencode", "no-result", 0))
 	c := serve(t, acpserver.Config{Request: req})
 	_, err := c.prompt(t, c.session(t), "Say hello.")
 	var re *acp.RequestError
@@ -456,7 +496,7 @@ type promptResult struct {
 // cancelled, and by then no process of the agent's is left.
 func TestCancel(t *testing.T) {
 	t.Parallel()
-	req, marker := template(t, "opencode", fakeOpencode(t, hangBody))
+	req, marker := template(t, resumed, fakeOpencode(t, hangBody))
 	c := serve(t, acpserver.Config{Request: req})
 	s := c.session(t)
 	res := running(t, c, s)
@@ -482,7 +522,7 @@ func TestCancel(t *testing.T) {
 // refused, and the running one goes on (until cancelled here).
 func TestSecondPromptWhileRunning(t *testing.T) {
 	t.Parallel()
-	req, _ := template(t, "opencode", fakeOpencode(t, hangBody))
+	req, _ := template(t, resumed, fakeOpencode(t, hangBody))
 	c := serve(t, acpserver.Config{Request: req})
 	s := c.session(t)
 	res := running(t, c, s)
@@ -508,7 +548,7 @@ func TestSecondPromptWhileRunning(t *testing.T) {
 // the running run and returns only once its processes are gone.
 func TestConnectionClosed(t *testing.T) {
 	t.Parallel()
-	req, marker := template(t, "opencode", fakeOpencode(t, hangBody))
+	req, marker := template(t, resumed, fakeOpencode(t, hangBody))
 	c := serve(t, acpserver.Config{Request: req})
 	running(t, c, c.session(t))
 	if err := c.close(); err != nil {
@@ -531,7 +571,7 @@ func TestResume(t *testing.T) {
 echo '{"type":"step_start","sessionID":"ses_resume1","part":{}}'
 echo '{"type":"text","sessionID":"ses_resume1","part":{"type":"text","text":"the answer"}}'
 echo '{"type":"step_finish","sessionID":"ses_resume1","part":{"reason":"stop","tokens":{"input":3,"output":4,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0.001}}'`
-	req, _ := template(t, "opencode", fakeOpencode(t, body))
+	req, _ := template(t, resumed, fakeOpencode(t, body))
 	c := serve(t, acpserver.Config{Request: req})
 	s := c.session(t)
 	for _, p := range []string{"first", "second"} {
@@ -562,7 +602,7 @@ echo '{"type":"step_finish","sessionID":"ses_resume1","part":{"reason":"stop","t
 // nothing.
 func TestPromptRefused(t *testing.T) {
 	t.Parallel()
-	req, _ := template(t, "opencode", fakeOpencode(t, "echo started >&2; exit 1"))
+	req, _ := template(t, resumed, fakeOpencode(t, "echo started >&2; exit 1"))
 	c := serve(t, acpserver.Config{Request: req})
 	s := c.session(t)
 	for name, blocks := range map[string][]acp.ContentBlock{
@@ -591,16 +631,33 @@ func TestPromptRefused(t *testing.T) {
 
 // TestFollowUpSameProcess: the prompts of an ACP session go to one agent
 // process where the CLI can hold a live session (Claude Code's stream-json
-// input, pi's RPC mode): the agent starts once for three prompts, and a
-// session/cancel interrupts a turn, not the session. The process is gone
-// once the client closes the connection.
+// input, pi's RPC mode, session/prompt again for OpenCode's `opencode acp`
+// and any ACP agent, played by the fake ACP agent): the agent starts once
+// for three prompts, and a session/cancel interrupts a turn, not the
+// session. The process is gone once the client closes the connection.
 func TestFollowUpSameProcess(t *testing.T) {
 	t.Parallel()
-	for _, d := range []string{"claude", "pi"} {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acpAgent := fmt.Sprintf("GORACE=atexit_sleep_ms=0 %s=text exec %q", fakeacp.EnvScenario, exe)
+	for _, d := range []string{"claude", "pi", "opencode", "acp"} {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
 			starts := filepath.Join(t.TempDir(), "starts")
-			bin := fake(t, d, "ok", 0)
+			var bin string
+			switch d {
+			case "opencode": // its --version, then `opencode acp`
+				bin = fakeOpencode(t, `[ "$1" = acp ] && `+acpAgent)
+			case "acp":
+				bin = filepath.Join(t.TempDir(), "agent")
+				if err := hubtest.WriteScript(bin, []byte("#!/bin/sh\n"+acpAgent+"\n")); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				bin = fake(t, d, "ok", 0)
+			}
 			counted := filepath.Join(t.TempDir(), d)
 			script := fmt.Sprintf("#!/bin/sh\n[ \"$1\" = --version ] || echo start >> %q\nexec %q \"$@\"\n", starts, bin)
 			if err := hubtest.WriteScript(counted, []byte(script)); err != nil {

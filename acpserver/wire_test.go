@@ -29,7 +29,7 @@ echo '{"type":"step_finish","sessionID":"ses_ok","part":{"reason":"stop","tokens
 // the next prompt runs.
 func TestACPOverLongPrompt(t *testing.T) {
 	t.Parallel()
-	req, _ := template(t, "opencode", fakeOpencode(t, okBody))
+	req, _ := template(t, resumed, fakeOpencode(t, okBody))
 	c := serve(t, acpserver.Config{Request: req})
 	s := c.session(t)
 	_, err := c.prompt(t, s, strings.Repeat("a", 11<<20))

@@ -36,7 +36,9 @@ type Agent struct {
 	// holds one of its cap(Slots) places (see TakeSlot).
 	Slots chan struct{}
 	// Skip names the scenarios of Scenarios the agent cannot play, each
-	// with the reason, which the subtest skips with.
+	// with the reason, which the subtest skips with; and, as
+	// "Session/<name>", LiveSessions' Interrupt, InterruptAtOnce and
+	// TurnTimeout.
 	Skip map[string]string
 
 	// SessionID is the shape of the CLI's session ids (nil: any non-empty).
@@ -94,6 +96,11 @@ type Agent struct {
 	// (OpenCode logs only the error's text): a run stopped by
 	// --agent-retries has none either.
 	RetryStatusUnknown bool
+	// Session, when not nil, edits the request of each session the
+	// session tests start (LiveSessions, SessionLatency), after Name's
+	// binary, Model and the Env are set: an ACP adapter of the CLI driven
+	// through --agent acp sets Agent, Bin and its environment there.
+	Session func(req *hub.Request)
 }
 
 // PromptCheck is where the prompt must arrive in the first model call.

@@ -186,9 +186,9 @@ func (l *live) Send(prompt string) error {
 // Interrupt sends session/cancel for the running turn's prompt, without
 // waiting for the write; asked before the prompt's write, it is sent right
 // after it (never before: it would cancel nothing), and again when the
-// agent begins the turn (its first session/update), as an agent may drop a
-// cancel that comes before its turn began (as Claude Code and pi drop
-// theirs: adapters.EarlyInterrupt).
+// agent begins the turn (its first update of the turn's content:
+// turnContent), as an agent may drop a cancel that comes before its turn
+// began (as Claude Code and pi drop theirs: adapters.EarlyInterrupt).
 func (l *live) Interrupt() error {
 	l.mu.Lock()
 	l.asked, l.interrupted = true, true
@@ -199,6 +199,13 @@ func (l *live) Interrupt() error {
 	}
 	return nil
 }
+
+// turnContent are the session updates that show the agent working on a
+// turn (its begun turn, for Interrupt); the session's settings
+// (available_commands_update, which OpenCode 1.18.33 sends after
+// session/new, while the first prompt may already be out) and usage do not.
+var turnContent = map[string]bool{"agent_message_chunk": true, "agent_thought_chunk": true, "user_message_chunk": true,
+	"tool_call": true, "tool_call_update": true, "plan": true}
 
 // cancelTurn writes session/cancel for turn gen, unless that turn's prompt
 // was answered (or another turn began) by the time it can be written.
@@ -243,6 +250,9 @@ func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) 
 	method := gjson.GetBytes(line, "method")
 	switch {
 	case method.Str == "session/update":
+		if !turnContent[gjson.GetBytes(line, "params.update.sessionUpdate").Str] {
+			return dst, false, false
+		}
 		l.mu.Lock()
 		again := l.written && !l.answered && !l.began && l.asked
 		l.began = l.began || l.written && !l.answered

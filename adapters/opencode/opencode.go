@@ -86,21 +86,36 @@ var info = adapters.Info{
 // holding a symbolic link that leads outside it is
 // permission_denied/effect_not_granted (grant.CheckLinks): OpenCode's
 // directory check does not resolve links.
-func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	prompt, err := adapters.PromptWithSchema(Name, req, MaxPromptBytes)
-	if err != nil {
-		return adapters.Command{}, err
-	}
-	// --print-logs --log-level=ERROR: OpenCode says only in its log (on
-	// stderr) why a model call failed while it retries it; hub reads those
-	// lines (normalize/opencode.Decoder.DecodeStderr). A clean run logs
-	// nothing at that level.
-	args := []string{"run", "--format", "json", "--title=" + title(req.Prompt), "--print-logs", "--log-level=ERROR"}
-	if req.Model != "" {
-		args = append(args, "--model="+req.Model)
-	}
-	if req.Resume != "" {
-		args = append(args, "--session="+req.Resume)
+func (a *Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
+	return a.command(req, inst, false)
+}
+
+// command is the process of a one-shot run (Command) or, live, of a live
+// session (SessionCommand: `opencode acp`, the prompts sent as turns): the
+// same checks of --cwd, environment and inline config, which live also
+// makes hub's agent the default one (default_agent: ACP's session takes
+// it) and rids of the hidden title agent (a session/new has no --title).
+func (*Adapter) command(req adapters.Request, inst adapters.Install, live bool) (adapters.Command, error) {
+	var args []string
+	var prompt string
+	if live {
+		args = []string{"acp"}
+	} else {
+		var err error
+		if prompt, err = adapters.PromptWithSchema(Name, req, MaxPromptBytes); err != nil {
+			return adapters.Command{}, err
+		}
+		// --print-logs --log-level=ERROR: OpenCode says only in its log (on
+		// stderr) why a model call failed while it retries it; hub reads those
+		// lines (normalize/opencode.Decoder.DecodeStderr). A clean run logs
+		// nothing at that level.
+		args = []string{"run", "--format", "json", "--title=" + title(req.Prompt), "--print-logs", "--log-level=ERROR"}
+		if req.Model != "" {
+			args = append(args, "--model="+req.Model)
+		}
+		if req.Resume != "" {
+			args = append(args, "--session="+req.Resume)
+		}
 	}
 	level := req.Permission.OrDefault()
 	if level != grant.Full {
@@ -122,7 +137,12 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	}
 	// A run must not update the binary under hub's feet.
 	cmd := adapters.Command{Path: inst.Path, Args: append(args, "--agent="+name), Stdin: []byte(prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
-	cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + withAgent(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"), name, rules, about)}
+	inline := withAgent(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"), name, rules, about)
+	if live {
+		cmd.Args, cmd.Stdin = args, nil
+		inline = asDefault(inline, name)
+	}
+	cmd.EnvLast = []string{"OPENCODE_CONFIG_CONTENT=" + inline}
 	if level != grant.Full {
 		// The working directory's own config (opencode.json, .opencode/
 		// with its plugins, which are code OpenCode runs at start) is
@@ -290,6 +310,27 @@ func withAgent(inline, name, rules, about string) string {
 	agents[name] = agent
 	cfg["agent"], _ = json.Marshal(agents)
 	b, _ := json.Marshal(cfg) // maps of JSON values always marshal
+	return string(b)
+}
+
+// asDefault returns inline config (withAgent's) with default_agent set to
+// name, the agent an ACP session of `opencode acp` starts in (its mode;
+// 1.18.33 takes the default agent's), and the hidden title agent disabled:
+// OpenCode names a new session with an extra model call of that agent,
+// which no ACP message reports (a one-shot run passes --title instead).
+func asDefault(inline, name string) string {
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(inline), &cfg); err != nil || cfg == nil {
+		return inline
+	}
+	cfg["default_agent"], _ = json.Marshal(name)
+	var agents map[string]json.RawMessage
+	if err := json.Unmarshal(cfg["agent"], &agents); err != nil || agents == nil {
+		agents = map[string]json.RawMessage{}
+	}
+	agents["title"] = json.RawMessage(`{"disable":true}`)
+	cfg["agent"], _ = json.Marshal(agents)
+	b, _ := json.Marshal(cfg)
 	return string(b)
 }
 

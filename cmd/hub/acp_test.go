@@ -5,14 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/hubcli/hub/hubtest/fakeacp"
 )
 
 // TestACPUsageErrors: what hub acp cannot take is a usage error (exit 2)
@@ -139,12 +143,18 @@ func acpSession(t *testing.T, prompt string, args ...string) (resp acp.PromptRes
 
 // TestACPServes: hub acp answers a prompt through the agent, writes
 // nothing but JSON-RPC messages on stdout, and exits 0 when the client
-// closes the connection; the config file's limits apply.
+// closes the connection; the config file's limits apply. The agent is
+// OpenCode, whose session hub holds through `opencode acp`: played by the
+// fake ACP agent (this test binary).
 func TestACPServes(t *testing.T) {
-	bin := fakeAgent(t, okBody)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := fakeAgent(t, fmt.Sprintf(`[ "$1" = acp ] && GORACE=atexit_sleep_ms=0 %s=text exec %q`, fakeacp.EnvScenario, exe))
 	resp, err, text, code, stdout, stderr := acpSession(t, "hi", "--agent", "opencode", "--bin", bin)
-	if err != nil || resp.StopReason != acp.StopReasonEndTurn || text != "the answer" {
-		t.Errorf("session/prompt = %+v, %v, text %q; want end_turn, \"the answer\"", resp, err, text)
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn || text != fakeacp.Answer {
+		t.Errorf("session/prompt = %+v, %v, text %q; want end_turn, %q", resp, err, text, fakeacp.Answer)
 	}
 	if code != 0 {
 		t.Errorf("hub acp exit %d, want 0 (stderr %q)", code, stderr)
@@ -158,7 +168,7 @@ func TestACPServes(t *testing.T) {
 		}
 	}
 
-	// The config file's max-tokens (the fake reports 7) stops the run.
+	// The config file's max-tokens (the fake reports 1055) stops the run.
 	writeConfig(t, "max-tokens = 5\n")
 	resp, err, _, code, _, stderr = acpSession(t, "hi", "--agent", "opencode", "--bin", bin)
 	if err != nil || resp.StopReason != acp.StopReasonMaxTokens || code != 0 {

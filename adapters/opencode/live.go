@@ -1,0 +1,44 @@
+package opencode
+
+import (
+	"github.com/hubcli/hub/adapters"
+	"github.com/hubcli/hub/adapters/acp"
+)
+
+var _ adapters.Sessioner = (*Adapter)(nil)
+
+// SessionCommand implements adapters.Sessioner: `opencode acp`, OpenCode's
+// own Agent Client Protocol server, in the environment Command gives a
+// one-shot run (the same checks of --cwd first), with one more setting in
+// its inline config: default_agent names hub's agent for the level, so
+// that the ACP session's mode (its agent) is hub-LEVEL and its permission
+// rules hold exactly as in a one-shot run's `--agent=hub-LEVEL`. No
+// session is named: hub's ACP client opens it (session/new), or loads
+// Request.Resume (session/load).
+//
+// Why `opencode acp` and not `opencode serve` (prompt_async, the
+// session.idle event, /abort): both keep one OpenCode process for many
+// turns, and a follow-up turn's first event came as fast in either (median
+// 31 ms for acp, 33 ms for serve against mockllm on this machine:
+// BENCHMARKS.md, issue 35), but acp speaks a protocol hub already speaks
+// (its ACP client and decoder, adapters/acp and normalize/acp, tested
+// against OpenCode by TestRealACP) over the agent's stdin and stdout, which
+// hub's supervisor already holds, where serve needs a port, an HTTP client
+// and an SSE decoder of OpenCode's own event bus (whose events are of every
+// session of the server), and its end is the process tree's to find: acp
+// exits when its stdin closes (testdata/live/opencode).
+func (a *Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
+	cmd, err := a.command(req, inst, true)
+	if err != nil {
+		return adapters.Command{}, err
+	}
+	return cmd, nil
+}
+
+// NewLive implements adapters.Sessioner: hub's ACP client's live session
+// (acp.NewLive), answering OpenCode's permission requests from OpenCode's
+// grants (it asks none under hub's agents, whose rules allow or deny), and
+// refusing a prompt over MaxPromptBytes as a one-shot run does.
+func (a *Adapter) NewLive(req adapters.Request) adapters.Live {
+	return acp.NewLive(req, acp.LiveOptions{Info: a.Info(), MaxPromptBytes: MaxPromptBytes})
+}
