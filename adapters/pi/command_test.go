@@ -2,6 +2,8 @@ package pi_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -120,6 +122,44 @@ func TestCommandSessionDir(t *testing.T) {
 		}
 		if want := strings.ReplaceAll(tt.want, ":", "-"); got != want {
 			t.Errorf("%v %s: --session-dir %q, want %q", tt.env, tt.level, got, want)
+		}
+	}
+}
+
+// TestCommandApprove: with an approver and a grant below full, pi is
+// offered its built-in tools and loads hub's gate alone (no extension of
+// the user's or the project's, no package); the session directory is
+// pinned as below full. At full nothing changes: hub asks about nothing.
+func TestCommandApprove(t *testing.T) {
+	t.Parallel()
+	const sessions = " --session-dir /h/.pi/agent/sessions/--w-proj--"
+	for _, level := range []grant.Level{grant.None, grant.ReadOnly, grant.WorkspaceWrite, grant.Full} {
+		req := adapters.Request{Cwd: "/w/proj", Env: []string{"HOME=/h"}, Permission: level, Approve: true}
+		cmd, err := (&pi.Adapter{}).SessionCommand(req, adapters.Install{Path: "/bin/pi"})
+		if err != nil {
+			t.Fatalf("%s: SessionCommand error %v", level, err)
+		}
+		got := strings.Join(cmd.Args, " ")
+		if level == grant.Full {
+			if got != "--mode rpc" {
+				t.Errorf("%s: SessionCommand args %q, want %q", level, got, "--mode rpc")
+			}
+			continue
+		}
+		ext := cmd.Args[len(cmd.Args)-3]
+		want := "--mode rpc --tools read,bash,edit,write,grep,find,ls --no-extensions --offline -e " + ext + sessions
+		if got != want || !strings.Contains(filepath.Base(ext), "pi-approve-") || !strings.HasSuffix(ext, ".ts") {
+			t.Errorf("%s: SessionCommand args %q, want %q with hub's gate", level, got, want)
+			continue
+		}
+		b, err := os.ReadFile(ext)
+		if err != nil || !strings.Contains(string(b), `ctx.ui.input("hub-approval"`) {
+			t.Errorf("%s: the gate %s: %v, want hub's approve.ts", level, ext, err)
+		}
+		if fi, err := os.Stat(ext); err != nil {
+			t.Error(err)
+		} else if fi.Mode().Perm()&0o022 != 0 {
+			t.Errorf("%s: the gate's mode %v, want writable by its owner alone", level, fi.Mode())
 		}
 	}
 }

@@ -31,7 +31,7 @@ func (*Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (ada
 
 // NewLive implements adapters.Sessioner.
 func (*Adapter) NewLive(req adapters.Request) adapters.Live {
-	return &live{model: req.Model, failFast: !req.NoFailFast}
+	return &live{model: req.Model, failFast: !req.NoFailFast, gate: gated(req)}
 }
 
 // live is hub's side of pi's RPC mode:
@@ -41,7 +41,9 @@ func (*Adapter) NewLive(req adapters.Request) adapters.Live {
 //	{"id":"hub-session","type":"get_session_stats"} → its sessionId
 //
 // pi prints no session header in RPC mode: the session id comes from
-// get_session_stats, asked at once. A prompt pi refuses (success false: it
+// get_session_stats, asked at once. An extension's dialog
+// (extension_ui_request) is answered at once, cancelled, unless it is hub's
+// approval gate's (Approvals). A prompt pi refuses (success false: it
 // is still busy) ends the turn with pi's error. pi splits its stdin on
 // "\n" only (JSON escapes U+2028), and exits at once when stdin closes,
 // even in a turn (hub closes it only at the session's end).
@@ -55,6 +57,9 @@ type live struct {
 	n     int                     // prompts sent, for their ids
 
 	refused string // the running turn's prompt was refused (run goroutine only): pi's error
+
+	gate bool                                             // the command loads hub's approval gate (gated)
+	ask  func(adapters.ToolCall, func(adapters.Decision)) // the approver's (Approvals), nil without one
 }
 
 func (l *live) Open(stdin io.WriteCloser) {
@@ -93,6 +98,11 @@ func (l *live) Close() { l.w.Close() }
 func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) {
 	switch gjson.GetBytes(line, "type").Str {
 	case "response":
+	case "extension_ui_request":
+		if !gjson.ValidBytes(line) {
+			return dst, false, false // a torn line: the decoder reports it
+		}
+		return dst, l.uiRequest(gjson.ParseBytes(line)), false
 	case "agent_start":
 		if l.early.Began() {
 			l.abort()

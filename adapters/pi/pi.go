@@ -104,8 +104,10 @@ const (
 // Errors: a prompt over MaxPromptBytes is invalid_input/prompt_too_large, an
 // empty one invalid_input/bad_request; a model "/m" or "p/" is
 // invalid_input/bad_model; a Resume that is not id-shaped is
-// invalid_input/bad_session; under workspace-write, hub's extension that
-// cannot be written to the cache directory is internal (confineExtension).
+// invalid_input/bad_session; under workspace-write or with an approver,
+// hub's extension that cannot be written to the cache directory, or is
+// there but could be changed by another user, is internal
+// (extensionFile).
 func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
 	prompt, err := adapters.PromptWithSchema(Name, req, MaxPromptBytes)
 	if err != nil {
@@ -126,7 +128,9 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 
 // runArgs are the arguments of every pi process hub starts for req, one-shot
 // or live (SessionCommand): model, session and the permission level's tool
-// flags. Errors are Command's: bad_model, bad_session, internal.
+// flags, or with an approver below full hub's gate's (approvalArgs; in a
+// one-shot command, print mode, pi gives extensions no UI, and the gate
+// blocks every call). Errors are Command's: bad_model, bad_session, internal.
 func runArgs(req adapters.Request) ([]string, error) {
 	var args []string
 	if provider, model, ok := strings.Cut(req.Model, "/"); ok {
@@ -148,7 +152,13 @@ func runArgs(req adapters.Request) ([]string, error) {
 		args = append(args, "--session", req.Resume)
 	}
 	level := req.Permission.OrDefault()
-	toolFlags, err := toolArgs(level)
+	var toolFlags []string
+	var err error
+	if gated(req) {
+		toolFlags, err = approvalArgs()
+	} else {
+		toolFlags, err = toolArgs(level)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +166,13 @@ func runArgs(req adapters.Request) ([]string, error) {
 		toolFlags = append(toolFlags, sessionDirArgs(req)...)
 	}
 	return append(args, toolFlags...), nil
+}
+
+// gated reports whether req's pi loads hub's approval gate (approvalArgs):
+// the run has an approver and a grant below full (at full hub allows every
+// call unasked, and pi runs as it is configured).
+func gated(req adapters.Request) bool {
+	return req.Approve && req.Permission.OrDefault() != grant.Full
 }
 
 // toolArgs map a permission level onto pi's tool flags (see info.Grants;
@@ -225,9 +242,9 @@ func sessionDirArgs(req adapters.Request) []string {
 var confineTS []byte
 
 // confineExtension returns the path of confine.ts on disk, where pi can
-// load it (adapters.CacheFile). Errors are *events.Error (internal).
+// load it (extensionFile). Errors are *events.Error (internal).
 func confineExtension() (string, error) {
-	return adapters.CacheFile("pi-workspace-write-", ".ts", confineTS, "hub's pi extension for --permission workspace-write")
+	return extensionFile("pi-workspace-write-", confineTS, "hub's pi extension for --permission workspace-write")
 }
 
 // sessionID is what hub passes to pi's --session: a whole session id, a
