@@ -54,7 +54,9 @@ type LiveOptions struct {
 // turn's usage, or an error answer). Interrupt sends session/cancel for the
 // running prompt, and the session goes on; Close closes the agent's stdin
 // (OpenCode 1.18.33 exits at once: testdata/live/opencode). The agent's
-// permission and fs/* requests are answered as in a one-shot run (peer).
+// permission and fs/* requests are answered as in a one-shot run (peer),
+// but that with an approver (Request.Approve) its permission requests
+// are put to the approver (Approvals).
 //
 //	→ {"id":1,"method":"initialize",…}  ← {"id":1,"result":{…}}
 //	→ {"id":2,"method":"session/new",…} ← {"id":2,"result":{"sessionId":"ses_…",…}}
@@ -72,9 +74,9 @@ func NewLive(req adapters.Request, o LiveOptions) adapters.Live {
 	if o.MaxPromptBytes == 0 {
 		o.MaxPromptBytes = MaxPromptBytes
 	}
-	l := &live{peer: &peer{req: req}, o: o, ready: make(chan struct{}), closed: make(chan struct{})}
-	l.opts = acpnorm.Options{Resume: req.Resume, Model: req.Model, Name: o.Info.Name,
-		Level: string(req.Permission.OrDefault()), Allow: allowed(req, o.Info)}
+	l := &live{peer: &peer{req: req}, o: o, ready: make(chan struct{}), closed: make(chan struct{}),
+		asks: map[string]*asking{}, answers: map[string]bool{}}
+	l.opts = l.decoderOptions(req)
 	return l
 }
 
@@ -102,6 +104,11 @@ type live struct {
 	asked    bool          // Interrupt was called in the turn
 	began    bool          // the agent began the turn (a session/update after the prompt)
 	sent     chan error    // the prompt's write's error, for Send
+
+	// Under peer.mu, in a session with an approver (Approvals):
+	ask     func(adapters.ToolCall, func(adapters.Decision))
+	asks    map[string]*asking // the permission requests put to ask and not answered, by JSON-RPC id
+	answers map[string]bool    // tool call id → allowed, as hub answered its last permission request
 }
 
 func (l *live) Open(stdin io.WriteCloser) {
@@ -189,13 +196,24 @@ func (l *live) Send(prompt string) error {
 // agent begins the turn (its first update of the turn's content:
 // turnContent), as an agent may drop a cancel that comes before its turn
 // began (as Claude Code and pi drop theirs: adapters.EarlyInterrupt).
+//
+// Permission requests waiting for the approver are answered cancelled,
+// after the session/cancel, and their late answers dropped (Approvals).
 func (l *live) Interrupt() error {
 	l.mu.Lock()
 	l.asked, l.interrupted = true, true
 	gen, now := l.gen, l.written && !l.answered
+	pending := l.cancelAsks()
 	l.mu.Unlock()
-	if now {
-		go l.cancelTurn(gen)
+	if now || len(pending) > 0 {
+		go func() {
+			if now {
+				l.cancelTurn(gen)
+			}
+			for _, id := range pending {
+				l.respond(id, sdk.NewRequestPermissionOutcomeCancelled())
+			}
+		}()
 	}
 	return nil
 }
@@ -241,7 +259,8 @@ func (l *live) Close() {
 }
 
 // Line gives the SDK the agent's requests (a permission request decided
-// with the turn's decoder's Permit) and the answers to hub's requests;
+// with the turn's decoder's Permit, or, with an approver, put to it:
+// request) and the answers to hub's requests;
 // session/update is the decoder's alone. An answer is decoded here, by the
 // turn's decoder, before the SDK gets it (own): so that a setup request's
 // error answer is classified before the setup sees it fail, and the turn
@@ -261,6 +280,9 @@ func (l *live) Line(dst []events.Body, line []byte) ([]events.Body, bool, bool) 
 		if again {
 			go l.cancelTurn(gen)
 		}
+		return dst, false, false
+	case method.Str == "session/request_permission" && l.req.Approve:
+		l.request(line) // the approver's (Approvals)
 		return dst, false, false
 	case method.Exists():
 		l.receive(line, l.cur.Permit)

@@ -62,6 +62,10 @@ var Scenarios = map[string]string{
 	"burst":      "sends 200 permission requests at once, edits alternately inside and outside its cwd, and answers with how many answers were not the grant's (workspace-write: inside allowed, outside rejected)",
 	"reuse":      "asks permission for a read, then, under the same tool call id, for a shell command, and answers with both answers",
 	"stuck":      "(EnvScenario only) answers session/new, then reads no more of its stdin",
+	"ask":        "asks permission to write the file named after the marker (default asked.txt in its cwd) as OpenCode does (an edit, its path as the title, a diff); allowed, writes it and answers with the option chosen; rejected, reports the call failed and ends the turn without a word (as OpenCode 1.18.33); cancelled, ends the turn cancelled",
+	"ask-twice":  "asks permission twice, one call after the other, for calls of the same title (\"edit twice\") writing twice-1.txt and twice-2.txt in its cwd, writes what is allowed, and answers with both options",
+	"ask-bare":   "asks permission with no toolCall at all, and answers with the outcome",
+	"late":       "answers with the responses it got to requests already answered (late answers), as \"late answers: N\" and the lines",
 }
 
 type agent struct {
@@ -77,6 +81,7 @@ type agent struct {
 	once      *sync.Once
 	prompts   []string // every prompt's text, in order
 	spent     float64  // the session's cost so far, USD: usage_update's cost is the session's
+	late      []string // responses to requests already answered, or to none
 }
 
 type message struct {
@@ -103,6 +108,10 @@ func Main() {
 		case m.Method == "" && m.ID != nil:
 			a.mu.Lock()
 			ch := a.pending[string(m.ID)]
+			delete(a.pending, string(m.ID))
+			if ch == nil {
+				a.late = append(a.late, in.Text())
+			}
 			a.mu.Unlock()
 			if ch != nil {
 				ch <- json.RawMessage(append([]byte(nil), in.Bytes()...))
@@ -404,6 +413,8 @@ func (a *agent) prompt(m message) {
 			"rawInput": map[string]any{"command": "rm -rf " + filepath.Join(a.cwd, "victim")}})
 		a.update(text("agent_message_chunk", "first: "+first+", second: "+second))
 		a.endTurn(m.ID, "end_turn")
+	case "ask", "ask-twice", "ask-bare", "late":
+		a.ask(m, sc, prompt)
 	case "hang", "stall":
 		a.mu.Lock()
 		cancelled := a.cancelled
@@ -454,5 +465,105 @@ func (a *agent) prompt(m message) {
 		a.endTurn(m.ID, "end_turn")
 	default:
 		a.fail(m.ID, -32602, "Invalid params", "fake acp: no scenario in the prompt")
+	}
+}
+
+// permissionOptions are OpenCode 1.18.33's options of a permission request.
+var permissionOptions = []any{
+	map[string]any{"optionId": "once", "name": "Allow once", "kind": "allow_once"},
+	map[string]any{"optionId": "always", "name": "Always allow", "kind": "allow_always"},
+	map[string]any{"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+}
+
+// outcome reads a permission request's response: the outcome and the
+// option chosen.
+func outcome(res json.RawMessage) (kind, option string) {
+	var r struct {
+		Result struct {
+			Outcome struct{ Outcome, OptionID string } `json:"outcome"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(res, &r)
+	return r.Result.Outcome.Outcome, r.Result.Outcome.OptionID
+}
+
+// askWrite asks permission to write path as OpenCode 1.18.33 does (a
+// tool_call of title "write", then the request with the path as its title
+// and the change as a diff), and writes it when allowed; it returns the
+// option chosen ("" when the outcome was cancelled).
+func (a *agent) askWrite(callID, title, path string) string {
+	a.update(map[string]any{"sessionUpdate": "tool_call", "toolCallId": callID, "title": "write", "kind": "edit", "status": "pending",
+		"locations": []any{}, "rawInput": map[string]any{}})
+	a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": callID, "title": "write", "kind": "edit", "status": "in_progress",
+		"locations": []any{map[string]any{"path": path}}, "rawInput": map[string]any{"filePath": path, "content": "approved\n"}})
+	res := a.request("session/request_permission", map[string]any{"sessionId": "fake-session",
+		"toolCall": map[string]any{"toolCallId": callID, "title": title, "kind": "edit", "status": "pending",
+			"locations": []any{map[string]any{"path": path}}, "rawInput": map[string]any{"filepath": path},
+			"content": []any{map[string]any{"type": "diff", "path": path, "oldText": "", "newText": "approved\n"}}},
+		"options": permissionOptions})
+	kind, option := outcome(res)
+	if kind == "selected" && (option == "once" || option == "always") {
+		if err := os.WriteFile(path, []byte("approved\n"), 0o644); err != nil {
+			a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": callID, "status": "failed",
+				"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": err.Error()}}}})
+		} else {
+			a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": callID, "status": "completed",
+				"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "Wrote file successfully."}}}})
+		}
+		return option
+	}
+	why := "The user rejected permission to use this specific tool call."
+	if kind != "selected" {
+		why, option = "Tool execution aborted", ""
+	}
+	a.update(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": callID, "status": "failed",
+		"content": []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": why}}}})
+	return option
+}
+
+// ask plays the scenarios that ask permission of a client with an
+// approver: ask, ask-twice, ask-bare and late.
+func (a *agent) ask(m message, sc, prompt string) {
+	a.mu.Lock()
+	cancelled := a.cancelled
+	a.mu.Unlock()
+	switch sc {
+	case "ask":
+		path := filepath.Join(a.cwd, "asked.txt")
+		if p := marker(prompt, "ask"); p != "" {
+			path = p
+		}
+		switch option := a.askWrite("call-1", path, path); option {
+		case "once", "always":
+			a.update(text("agent_message_chunk", "option: "+option))
+			a.endTurn(m.ID, "end_turn")
+		case "":
+			select {
+			case <-cancelled:
+				a.endTurn(m.ID, "cancelled")
+			default:
+				a.update(text("agent_message_chunk", "cancelled though the turn was not"))
+				a.endTurn(m.ID, "end_turn")
+			}
+		default:
+			a.endTurn(m.ID, "end_turn") // not a word more, as OpenCode after a reject
+		}
+	case "ask-twice":
+		first := a.askWrite("call-1", "edit twice", filepath.Join(a.cwd, "twice-1.txt"))
+		second := a.askWrite("call-2", "edit twice", filepath.Join(a.cwd, "twice-2.txt"))
+		a.update(text("agent_message_chunk", "first: "+first+", second: "+second))
+		a.endTurn(m.ID, "end_turn")
+	case "ask-bare":
+		res := a.request("session/request_permission", map[string]any{"sessionId": "fake-session", "options": permissionOptions})
+		kind, option := outcome(res)
+		a.update(text("agent_message_chunk", "outcome: "+kind+" "+option))
+		a.endTurn(m.ID, "end_turn")
+	case "late":
+		a.mu.Lock()
+		late := strings.Join(a.late, " ")
+		n := len(a.late)
+		a.mu.Unlock()
+		a.update(text("agent_message_chunk", fmt.Sprintf("late answers: %d %s", n, late)))
+		a.endTurn(m.ID, "end_turn")
 	}
 }

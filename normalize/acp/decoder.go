@@ -68,6 +68,16 @@ type Options struct {
 	Name string
 	// Level names the grant, for messages.
 	Level string
+	// Answered, in a live session with an approver (hub.WithApprover),
+	// says what hub's client answered the agent's permission request for
+	// a call: answered once the answer was written, allowed when it was
+	// an allow. Set, a permission request is not decided by Allow (the
+	// approver decides it, Asked), and a call refused through it that the
+	// agent reports failed is a tool.finished with status denied, with
+	// the agent's words, and no tool.started (it never ran); the turn
+	// that ends after it is not hub's refusal (the approver's answer is
+	// the user's).
+	Answered func(callID string) (answered, allowed bool)
 }
 
 // Steps returns the requests hub's client sends for o, in order.
@@ -197,6 +207,9 @@ func (d *Decoder) Decode(dst []events.Body, line []byte) []events.Body {
 		}
 		return d.update(dst, m.Get("params.update"))
 	case method.Type == gjson.String && method.Str == "session/request_permission" && id.Exists():
+		if d.o.Answered != nil {
+			return dst // the approver decides it (Asked took it)
+		}
 		return d.permission(dst, m.Get("params.toolCall"))
 	case method.Type == gjson.String:
 		return dst // the agent's other requests (fs/*) and notifications
@@ -479,6 +492,25 @@ func (d *Decoder) tool(dst []events.Body, u gjson.Result, first bool) []events.B
 	if first && status == "" {
 		status = "pending"
 	}
+	ran := status == "completed" || status == "failed" || len(u.Get("content").Array()) > 0 || u.Get("rawOutput").Exists()
+	if d.o.Answered != nil && !c.finished {
+		if answered, allowed := d.o.Answered(id); answered {
+			c.decided, c.allowed = true, allowed
+		}
+		if c.decided && !c.allowed && !c.started {
+			switch {
+			case status == "failed":
+				// Refused (or cancelled) through hub: it never ran.
+				c.finished = true
+				st := c.event(id)
+				fin := events.ToolFinished{CallID: id, Name: st.Name, Kind: st.Kind, Status: events.ToolDenied}
+				fin.Output, fin.OutputBytes, fin.Truncated = normalize.CutOutput(toolOutput(u), normalize.DefaultOutputCap)
+				return append(dst, fin)
+			case !ran:
+				return dst // it may yet report the refusal
+			}
+		}
+	}
 	if c.finished && !(c.decided && !c.allowed && !c.started && (status == "in_progress" || status == "completed")) {
 		return dst // reported already
 	}
@@ -494,7 +526,6 @@ func (d *Decoder) tool(dst []events.Body, u gjson.Result, first bool) []events.B
 		// tool): a call outside the grant is held until it asks, or
 		// shows that it runs without asking (output, or a final status).
 		st := c.event(id)
-		ran := status != "in_progress" || len(u.Get("content").Array()) > 0 || u.Get("rawOutput").Exists()
 		if !d.o.Allow(st) && !ran && !c.decided {
 			return dst
 		}
@@ -570,6 +601,33 @@ func (d *Decoder) Permit(toolCall gjson.Result) bool {
 	// kind, another command) is decided again.
 	c.decided, c.allowed = true, d.o.Allow(c.event(id))
 	return c.allowed
+}
+
+// Asked returns the call a permission request's toolCall (its
+// params.toolCall) asks about, for an approver (Options.Answered): what
+// the request says of it over what the call's earlier updates said (an
+// agent may name the call's path only there: OpenCode 1.18.33's read),
+// as the call's tool.started would give it, but for the input, which is
+// the raw input as the agent gave it; and the paths of its locations, the
+// request's, else the earlier updates'. ok is false when the request
+// names no call (no toolCallId).
+func (d *Decoder) Asked(toolCall gjson.Result) (st events.ToolStarted, paths []string, ok bool) {
+	id := toolCall.Get("toolCallId")
+	if !toolCall.IsObject() || id.Type != gjson.String || id.Str == "" {
+		return events.ToolStarted{}, nil, false
+	}
+	c := d.call(id.Str)
+	earlier := append([]string(nil), c.locations...)
+	c.merge(toolCall)
+	if len(c.locations) == 0 {
+		c.locations = earlier
+	}
+	st = c.event(id.Str)
+	st.Input = c.input
+	if len(st.Input) == 0 {
+		st.Input = json.RawMessage(`{}`)
+	}
+	return st, append([]string(nil), c.locations...), true
 }
 
 // permission takes the agent's request for permission to run a call: a

@@ -1,0 +1,266 @@
+package acp_test
+
+// Live sessions with an approver (hub.WithApprover) against the fake ACP
+// agent: its session/request_permission is put to the approver, and the
+// answer is the request's outcome.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubcli/hub"
+	"github.com/hubcli/hub/budget"
+	"github.com/hubcli/hub/events"
+	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest/fakeacp"
+)
+
+// approver records the calls it is asked about and answers with answer.
+type approver struct {
+	mu     sync.Mutex
+	calls  []hub.ToolCall
+	answer func(context.Context, hub.ToolCall) hub.Decision
+}
+
+func (a *approver) approve(ctx context.Context, c hub.ToolCall) hub.Decision {
+	a.mu.Lock()
+	a.calls = append(a.calls, c)
+	a.mu.Unlock()
+	return a.answer(ctx, c)
+}
+
+func (a *approver) asked() []hub.ToolCall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.calls)
+}
+
+func verdict(v hub.Verdict) func(context.Context, hub.ToolCall) hub.Decision {
+	return func(context.Context, hub.ToolCall) hub.Decision {
+		return hub.Decision{Verdict: v, Message: "the test says " + string(v)}
+	}
+}
+
+// approvingSession starts a read-only live session with the fake agent
+// (the scenario each prompt's) and approver ap.
+func (f *fake) approvingSession(t *testing.T, ap *approver) *session {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := hub.Request{Agent: "acp", Bin: exe, Cwd: f.work, Permission: grant.ReadOnly, Limits: budget.Limits{Timeout: 5 * time.Minute},
+		Env: append(f.env, fakeacp.EnvScenario+"=prompt", "GORACE=atexit_sleep_ms=0")}
+	s, err := hub.NewSession(t.Context(), req, hub.WithApprover(ap.approve))
+	if err != nil {
+		t.Fatalf("NewSession: %v", err)
+	}
+	r := &session{t: t, f: f, s: s}
+	r.enc = events.NewEncoder(&r.stream)
+	t.Cleanup(func() {
+		if !r.closed {
+			r.close()
+		}
+		if t.Failed() {
+			t.Logf("session events:\n%s", r.stream.Bytes())
+		}
+	})
+	return r
+}
+
+// toolFinished is the session's tool.finished events.
+func (r *session) toolFinished() []events.ToolFinished {
+	var out []events.ToolFinished
+	for _, ev := range r.events {
+		if f, ok := ev.Body.(events.ToolFinished); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// TestSessionApprovals: with an approver, the fake agent's permission
+// requests are put to it and its answers are the requests' outcomes: an
+// allow selects allow_once (the write on disk), allow for the session
+// selects allow_once too and hub answers the next call of the same title
+// itself, a deny selects reject_once (nothing on disk, the call denied,
+// the turn ends ok though the agent says no more, as OpenCode), a stop
+// ends the session permission_denied/tool_denied, and a request that names
+// no call is refused without asking.
+func TestSessionApprovals(t *testing.T) {
+	t.Parallel()
+	t.Run("allow once", func(t *testing.T) {
+		t.Parallel()
+		f := newFake(t)
+		ap := &approver{answer: verdict(hub.AllowOnce)}
+		r := f.approvingSession(t, ap)
+		target := filepath.Join(f.work, "once.txt")
+		if tf := r.turn("ask: "+target, nil); !tf.OK || tf.Text != "option: once" {
+			t.Errorf("turn: %+v, want ok, the agent told once", tf)
+		}
+		if b, err := os.ReadFile(target); err != nil || string(b) != "approved\n" {
+			t.Errorf("%s: %q, %v, want the approved write", target, b, err)
+		}
+		calls := ap.asked()
+		if len(calls) != 1 {
+			t.Fatalf("the approver was asked %d times, want once", len(calls))
+		}
+		c := calls[0]
+		if c.Agent != "acp" || c.CallID != "call-1" || c.Name != target || c.Kind != events.ToolEdit ||
+			!slices.Equal(c.Paths, []string{target}) || !strings.Contains(string(c.Input), `"filepath"`) ||
+			!strings.Contains(c.Diff, "+approved") {
+			t.Errorf("asked about %+v (diff %q), want the request's call: its title, kind edit, location, raw input and diff", c, c.Diff)
+		}
+		if fins := r.toolFinished(); len(fins) != 1 || fins[0].Status != events.ToolOK {
+			t.Errorf("tool.finished %+v, want the write ok", fins)
+		}
+		if fin := r.close(); !fin.OK {
+			t.Errorf("run.finished %+v, want ok", fin.Error)
+		}
+	})
+	t.Run("allow session", func(t *testing.T) {
+		t.Parallel()
+		f := newFake(t)
+		ap := &approver{answer: verdict(hub.AllowSession)}
+		r := f.approvingSession(t, ap)
+		if tf := r.turn("ask-twice", nil); !tf.OK || tf.Text != "first: once, second: once" {
+			t.Errorf("turn: %+v, want ok, both calls allowed once (hub remembers the session's allow itself)", tf)
+		}
+		if n := len(ap.asked()); n != 1 {
+			t.Errorf("the approver was asked %d times, want once: the second call has the first's title", n)
+		}
+		for _, name := range []string{"twice-1.txt", "twice-2.txt"} {
+			if _, err := os.Stat(filepath.Join(f.work, name)); err != nil {
+				t.Errorf("%s: %v, want it written", name, err)
+			}
+		}
+		r.close()
+	})
+	t.Run("deny", func(t *testing.T) {
+		t.Parallel()
+		f := newFake(t)
+		ap := &approver{answer: verdict(hub.Deny)}
+		r := f.approvingSession(t, ap)
+		target := filepath.Join(f.work, "denied.txt")
+		if tf := r.turn("ask: "+target, nil); !tf.OK || tf.Text != "" {
+			t.Errorf("turn: %+v, want ok: the agent ended its turn after the refusal, which is the approver's", tf)
+		}
+		if _, err := os.Stat(target); err == nil {
+			t.Errorf("%s is on disk: the denied write ran", target)
+		}
+		if fins := r.toolFinished(); len(fins) != 1 || fins[0].Status != events.ToolDenied || !strings.Contains(fins[0].Output, "rejected") {
+			t.Errorf("tool.finished %+v, want the write denied with the agent's words", fins)
+		}
+		for _, ev := range r.events {
+			if st, ok := ev.Body.(events.ToolStarted); ok {
+				t.Errorf("%+v: the denied call never ran", st)
+			}
+		}
+		if tf := r.turn("text", nil); !tf.OK {
+			t.Errorf("turn after the denial: %+v, want ok", tf)
+		}
+		if fin := r.close(); !fin.OK || fin.ToolCallsDenied != 1 {
+			t.Errorf("run.finished %+v (denied %d), want ok with one call denied", fin.Error, fin.ToolCallsDenied)
+		}
+	})
+	t.Run("stop", func(t *testing.T) {
+		t.Parallel()
+		f := newFake(t)
+		ap := &approver{answer: verdict(hub.Stop)}
+		r := f.approvingSession(t, ap)
+		target := filepath.Join(f.work, "stopped.txt")
+		tf := r.turn("ask: "+target, nil)
+		if tf.OK || tf.Error == nil || tf.Error.Bin != events.BinPermissionDenied || tf.Error.Reason != events.ReasonToolDenied {
+			t.Errorf("turn: %+v, want permission_denied/tool_denied", tf)
+		}
+		pid := r.pid()
+		if fin := r.close(); fin.OK || fin.Error == nil || fin.Error.Reason != events.ReasonToolDenied {
+			t.Errorf("run.finished %+v, want permission_denied/tool_denied", fin.Error)
+		}
+		if _, err := os.Stat(target); err == nil {
+			t.Errorf("%s is on disk", target)
+		}
+		if pid != 0 && alive(pid) {
+			t.Errorf("agent pid %d alive after the stop", pid)
+		}
+	})
+	t.Run("no call", func(t *testing.T) {
+		t.Parallel()
+		f := newFake(t)
+		ap := &approver{answer: verdict(hub.AllowOnce)}
+		r := f.approvingSession(t, ap)
+		if tf := r.turn("ask-bare", nil); !tf.OK || tf.Text != "outcome: selected reject" {
+			t.Errorf("turn: %+v, want the request refused (reject)", tf)
+		}
+		if n := len(ap.asked()); n != 0 {
+			t.Errorf("the approver was asked %d times about a request that names no call", n)
+		}
+		r.close()
+	})
+}
+
+// TestSessionApprovalInterrupted: an interrupt while the approver thinks
+// answers the pending request cancelled (after session/cancel, as ACP
+// asks), the turn ends interrupted without waiting for the approver, and
+// the approver's late allow is never sent (OpenCode 1.18.33 would still
+// run the call). The session goes on.
+func TestSessionApprovalInterrupted(t *testing.T) {
+	t.Parallel()
+	f := newFake(t)
+	release := make(chan struct{})
+	answered := make(chan struct{})
+	var r *session
+	first := true
+	ap := &approver{}
+	ap.answer = func(ctx context.Context, _ hub.ToolCall) hub.Decision {
+		if !first {
+			return hub.Decision{Verdict: hub.AllowOnce}
+		}
+		first = false
+		defer close(answered)
+		go func() { _ = r.s.Interrupt() }()
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return hub.Decision{Verdict: hub.AllowOnce}
+	}
+	r = f.approvingSession(t, ap)
+	target := filepath.Join(f.work, "cancelled.txt")
+	tf := r.turn("ask: "+target, nil)
+	select {
+	case <-answered:
+		t.Errorf("the turn ended only after the approver answered")
+	default:
+	}
+	close(release)
+	<-answered
+	if tf.OK || !tf.Interrupted {
+		t.Errorf("turn: %+v, want interrupted", tf)
+	}
+	if fins := r.toolFinished(); len(fins) != 1 || fins[0].Status != events.ToolDenied {
+		t.Errorf("tool.finished %+v, want the cancelled call denied", fins)
+	}
+	// The broker asks one call at a time: this one is asked once it has
+	// answered the first, late.
+	after := filepath.Join(f.work, "after.txt")
+	if tf := r.turn("ask: "+after, nil); !tf.OK || tf.Text != "option: once" {
+		t.Errorf("turn after the interrupt: %+v, want the write allowed", tf)
+	}
+	if tf := r.turn("late", nil); !tf.OK || !strings.HasPrefix(tf.Text, "late answers: 0") {
+		t.Errorf("the agent got answers to requests already answered: %q", tf.Text)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Errorf("%s is on disk: the late allow ran the cancelled call", target)
+	}
+	if n := len(ap.asked()); n != 2 {
+		t.Errorf("the approver was asked %d times, want 2", n)
+	}
+	r.close()
+}
