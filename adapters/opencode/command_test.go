@@ -55,3 +55,49 @@ func TestCommandNoTools(t *testing.T) {
 		t.Errorf("without NoTools: args %q, EnvLast %q, %v; want --agent=hub-read-only and only that agent defined", cmd.Args, cmd.EnvLast, err)
 	}
 }
+
+// TestSessionCommandApprove: a live session with an approver below full
+// runs hub's agent with "ask" where the level denies (OpenCode puts those
+// calls to hub), what the level allows still allowed and task denied; a
+// one-shot run (`opencode run` rejects every ask), a session without an
+// approver and one at full keep the level's own rules.
+func TestSessionCommandApprove(t *testing.T) {
+	inst := adapters.Install{Path: "/bin/opencode", Version: "1.18.33"}
+	a := &opencode.Adapter{}
+	t.Setenv("OPENCODE_CONFIG_CONTENT", "")
+	rules := func(live bool, req adapters.Request) string {
+		t.Helper()
+		cmd, err := a.Command(req, inst)
+		if live {
+			cmd, err = a.SessionCommand(req, inst)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := strings.CutPrefix(cmd.EnvLast[0], "OPENCODE_CONFIG_CONTENT=")
+		var cfg struct {
+			Agent map[string]struct {
+				Permission json.RawMessage `json:"permission"`
+			} `json:"agent"`
+		}
+		if err := json.Unmarshal([]byte(v), &cfg); err != nil {
+			t.Fatalf("inline config %q: %v", v, err)
+		}
+		return string(cfg.Agent["hub-"+string(req.Permission.OrDefault())].Permission)
+	}
+	for _, tt := range []struct {
+		live bool
+		req  adapters.Request
+		want string
+	}{
+		{true, adapters.Request{Approve: true}, `{"*":"ask","read":"allow","glob":"allow","grep":"allow","list":"allow","external_directory":"ask","task":"deny"}`},
+		{true, adapters.Request{Approve: true, Permission: "none"}, `{"*":"ask","task":"deny"}`},
+		{true, adapters.Request{}, `{"*":"deny","read":"allow","glob":"allow","grep":"allow","list":"allow","external_directory":"deny"}`},
+		{false, adapters.Request{Prompt: "hi", Approve: true}, `{"*":"deny","read":"allow","glob":"allow","grep":"allow","list":"allow","external_directory":"deny"}`},
+		{true, adapters.Request{Approve: true, Permission: "full"}, `{"*":"allow"}`},
+	} {
+		if got := rules(tt.live, tt.req); got != tt.want {
+			t.Errorf("live %v, %+v: rules %s, want %s", tt.live, tt.req, got, tt.want)
+		}
+	}
+}

@@ -39,6 +39,23 @@ func (a *Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (a
 // (acp.NewLive), answering OpenCode's permission requests from OpenCode's
 // grants (it asks none under hub's agents, whose rules allow or deny), and
 // refusing a prompt over MaxPromptBytes as a one-shot run does.
+//
+// With an approver (Request.Approve) below full, hub's agent asks where it
+// would deny (approvalRules), and each of OpenCode's permission requests
+// is put to the approver (the Live is adapters.Approving). OpenCode 1.18.33
+// (testdata/approvals/opencode): a refusal ends its turn at once, with no
+// further model call (stopReason end_turn; the model reads the refusal in
+// the next turn's request), so the turn ends ok with the call denied and
+// no answer; an approved edit writes the content OpenCode computed when it
+// asked, over a change made meanwhile, which hub's broker refuses to let
+// happen (a target changed since the request is denied, not approved:
+// TestRealApprovalChangedEdit); a write outside --cwd is asked about as
+// external_directory first (kind other, the file and its directory), then,
+// where the level does not allow edits, as the edit, under the same call
+// id; a session/cancel leaves a pending request live (a late allow still
+// writes), so an interrupt answers it cancelled; "always" would be
+// remembered for the whole process and per pattern, so hub never answers
+// it (adapters/acp's Approvals).
 func (a *Adapter) NewLive(req adapters.Request) adapters.Live {
 	return acp.NewLive(req, acp.LiveOptions{Info: a.Info(), MaxPromptBytes: MaxPromptBytes})
 }

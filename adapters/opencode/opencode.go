@@ -132,6 +132,9 @@ func (*Adapter) command(req adapters.Request, inst adapters.Install, live bool) 
 		}
 	}
 	name, rules, about := "hub-"+string(level), permissionRules(level), "hub's grant: --permission "+string(level)
+	if live && req.Approve && level != grant.Full {
+		rules, about = approvalRules(level), about+"; the rest asked of hub's approver"
+	}
 	if req.NoTools {
 		name, rules, about = finalAgent, `{"*":"ask"}`, "hub's final-answer resume: no tool may run"
 	}
@@ -276,8 +279,9 @@ const finalAgent = "hub-final-answer"
 // order) of the agent hub runs for level (see info.Grants). OpenCode
 // applies the last rule that matches a call, so "*" comes first; no rule is
 // "ask", which `opencode run` answers by rejecting the call and ending the
-// run. An agent's rules win over the user's and the project's top-level
-// permission config (measured with 1.18.33).
+// run (a live session with an approver asks: approvalRules). An agent's
+// rules win over the user's and the project's top-level permission config
+// (measured with 1.18.33).
 func permissionRules(level grant.Level) string {
 	const reads = `"read":"allow","glob":"allow","grep":"allow","list":"allow"`
 	switch level {
@@ -287,6 +291,28 @@ func permissionRules(level grant.Level) string {
 		return `{"*":"deny",` + reads + `,"external_directory":"deny"}`
 	case grant.WorkspaceWrite:
 		return `{"*":"deny",` + reads + `,"edit":"allow","todowrite":"allow","todoread":"allow","external_directory":"deny"}`
+	}
+	return `{"*":"allow"}`
+}
+
+// approvalRules is the permission ruleset of hub's agent for level in a
+// live session with an approver (Request.Approve), below full: what the
+// level allows stays allow, and the rest is "ask" instead of "deny", which
+// `opencode acp` puts to hub's client as session/request_permission (the
+// approver's: adapters/acp's Approvals). task stays deny: a sub-agent runs
+// under OpenCode's own agents' rules, not hub's, so allowing the call
+// would allow everything it does unasked (and its calls are not in the
+// session's stream). OpenCode's question tool is not offered in an ACP
+// session (1.18.33 offers it to the app, cli and desktop clients only).
+func approvalRules(level grant.Level) string {
+	const reads = `"read":"allow","glob":"allow","grep":"allow","list":"allow"`
+	switch level {
+	case grant.None:
+		return `{"*":"ask","task":"deny"}`
+	case grant.ReadOnly:
+		return `{"*":"ask",` + reads + `,"external_directory":"ask","task":"deny"}`
+	case grant.WorkspaceWrite:
+		return `{"*":"ask",` + reads + `,"edit":"allow","todowrite":"allow","todoread":"allow","external_directory":"ask","task":"deny"}`
 	}
 	return `{"*":"allow"}`
 }
