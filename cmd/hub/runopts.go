@@ -740,7 +740,7 @@ func (o runOptions) checkApprove() error {
 	case o.Approve == "tty" && o.Chat:
 		return usagef("run: --approve tty: hub chat reads its prompts from the terminal and cannot ask there yet; use --approve deny or fail, or hub run --approve tty")
 	case !hub.CanApprove(o.Agent):
-		return usagef("run: --approve: %s cannot ask hub before its tool calls (claude, codex and pi can); run it without --approve, held to --permission", o.Agent)
+		return usagef("run: --approve: %s cannot ask hub before its tool calls (claude, codex, opencode, pi and ACP agents can); run it without --approve, held to --permission", o.Agent)
 	case o.Schema != "":
 		return usagef("run: --approve with --schema: a run with an approver is not repaired to a schema; ask for the structured answer in a run of its own")
 	case o.Approve == "tty":
