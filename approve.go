@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/events"
@@ -48,7 +49,9 @@ type Approver func(ctx context.Context, call ToolCall) Decision
 // (AllowSession) runs without asking again. An approval that comes late is
 // checked against the files as they are then: a target that appeared,
 // vanished or changed since the CLI asked is refused, and the agent told.
-// Each answer is an "approval" notice.
+// Each request is an approval.requested event and its answer an
+// approval.decided (who decided, how long the call waited), counted in
+// run.finished's approvals.
 //
 // Only a live session takes an approver for now (NewSession): an agent
 // whose CLI cannot ask is refused before anything starts
@@ -85,8 +88,9 @@ type broker struct {
 	watch    *grant.Watch
 	root     string // the working directory, links resolved
 	cwd      string
-	notice   func(n events.Notice, inline bool) // emits a notice into the run's stream; inline: from the run's goroutine
-	stop     func(err *events.Error)            // stops the run
+	emit     func(b events.Body, inline bool) // emits an event into the run's stream; inline: from the run's goroutine
+	now      func() time.Time
+	stop     func(err *events.Error) // stops the run
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -112,9 +116,10 @@ type approvalJob struct {
 	call  ToolCall
 	reply func(Decision)
 	snap  []fileState
+	asked time.Time // when the CLI asked
 }
 
-func newBroker(a Approver, agent string, watch *grant.Watch, cwd string, notice func(events.Notice, bool), stop func(*events.Error)) *broker {
+func newBroker(a Approver, agent string, watch *grant.Watch, cwd string, emit func(events.Body, bool), stop func(*events.Error), now func() time.Time) *broker {
 	if cwd == "" {
 		cwd = "."
 	}
@@ -124,7 +129,7 @@ func newBroker(a Approver, agent string, watch *grant.Watch, cwd string, notice 
 	}
 	root, _ := grant.RealPath(abs)
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &broker{approver: a, agent: agent, watch: watch, root: root, cwd: abs, notice: notice, stop: stop,
+	b := &broker{approver: a, agent: agent, watch: watch, root: root, cwd: abs, emit: emit, stop: stop, now: now,
 		ctx: ctx, cancel: cancel, jobs: make(chan approvalJob, maxPendingApprovals), allowed: map[string]bool{}, decisions: map[string]bool{}}
 	go b.work()
 	return b
@@ -144,15 +149,21 @@ func (b *broker) ask(call ToolCall, reply func(Decision)) {
 			call.Paths[i] = filepath.Join(b.cwd, p)
 		}
 	}
+	input := call.Input
+	if len(input) == 0 {
+		input = json.RawMessage(`{}`)
+	}
+	b.emit(events.ApprovalRequested{CallID: call.CallID, Name: call.Name, Kind: call.Kind, Input: input,
+		Paths: slices.Clip(call.Paths), Reason: call.Reason}, true)
 	b.mu.Lock()
 	stopped := b.stopped
 	b.mu.Unlock()
 	if b.ctx.Err() != nil || stopped {
-		b.answer(call, reply, Decision{Verdict: Deny, Message: "the run is ending"}, false, true)
+		b.answer(call, reply, Decision{Verdict: Deny, Message: "the run is ending"}, policy, true)
 		return
 	}
 	if b.granted(call) {
-		b.answer(call, reply, Decision{Verdict: AllowOnce}, false, true)
+		b.answer(call, reply, Decision{Verdict: AllowOnce, Message: "the grant allows it"}, policy, true)
 		return
 	}
 	b.mu.Lock()
@@ -164,12 +175,12 @@ func (b *broker) ask(call ToolCall, reply func(Decision)) {
 	b.mu.Unlock()
 	switch {
 	case allowed:
-		b.answer(call, reply, Decision{Verdict: AllowOnce, Message: "allowed for the session"}, false, true)
+		b.answer(call, reply, Decision{Verdict: AllowOnce, Message: "allowed for the session"}, policy, true)
 	case full:
 		b.answer(call, reply, Decision{Verdict: Deny,
-			Message: fmt.Sprintf("hub denied the call: %d calls already wait for approval", maxPendingApprovals)}, false, true)
+			Message: fmt.Sprintf("hub denied the call: %d calls already wait for approval", maxPendingApprovals)}, policy, true)
 	default:
-		b.jobs <- approvalJob{call: call, reply: reply, snap: snapshot(call.Paths)}
+		b.jobs <- approvalJob{call: call, reply: reply, snap: snapshot(call.Paths), asked: b.now()}
 	}
 }
 
@@ -208,26 +219,28 @@ func (b *broker) work() {
 			for {
 				select {
 				case j := <-b.jobs:
-					b.answer(j.call, j.reply, Decision{Verdict: Deny, Message: "the run is ending"}, false, false)
+					b.answer(j.call, j.reply, Decision{Verdict: Deny, Message: "the run is ending"}, policy, false)
 				default:
 					return
 				}
 			}
 		case j := <-b.jobs:
 			d := b.approver(b.ctx, j.call)
+			by := d.By
+			if by == "" {
+				by = "callback"
+			}
 			b.mu.Lock()
 			b.pending--
-			b.mu.Unlock()
-			b.mu.Lock()
 			stopped := b.stopped
 			b.mu.Unlock()
 			if b.ctx.Err() != nil || stopped {
-				d = Decision{Verdict: Deny, Message: "the run is ending"}
+				d, by = Decision{Verdict: Deny, Message: "the run is ending"}, policy
 			}
 			switch d.Verdict {
 			case AllowOnce, AllowSession:
 				if changed := changedSince(j.snap); changed != "" {
-					d = Decision{Verdict: Deny, Message: fmt.Sprintf("hub refused the approved call: %s changed while it waited for approval; look again and ask anew", changed)}
+					d, by = Decision{Verdict: Deny, Message: fmt.Sprintf("hub refused the approved call: %s changed while it waited for approval; look again and ask anew", changed)}, policy
 				} else if d.Verdict == AllowSession {
 					b.mu.Lock()
 					b.allowed[j.call.Name] = true
@@ -235,16 +248,25 @@ func (b *broker) work() {
 				}
 			case Deny, Stop:
 			default:
-				d = Decision{Verdict: Deny, Message: fmt.Sprintf("hub denied the call: the approver answered %q, which is not a verdict", d.Verdict)}
+				d, by = Decision{Verdict: Deny, Message: fmt.Sprintf("hub denied the call: the approver answered %q, which is not a verdict", d.Verdict)}, policy
 			}
-			b.answer(j.call, j.reply, d, true, false)
+			b.answerAfter(j.call, j.reply, d, by, b.now().Sub(j.asked), false)
 		}
 	}
 }
 
-// answer replies to the CLI, says so in a notice (inline: ask's, on the
-// run's goroutine), and stops the run for Stop.
-func (b *broker) answer(call ToolCall, reply func(Decision), d Decision, asked, inline bool) {
+// policy is approval.decided's By when hub decided without the approver.
+const policy = "policy"
+
+// answer is answerAfter for a call decided at once.
+func (b *broker) answer(call ToolCall, reply func(Decision), d Decision, by string, inline bool) {
+	b.answerAfter(call, reply, d, by, 0, inline)
+}
+
+// answerAfter replies to the CLI, says so in an approval.decided event of
+// the call (inline: ask's, on the run's goroutine) that says who decided
+// and how long the call waited, and stops the run for Stop.
+func (b *broker) answerAfter(call ToolCall, reply func(Decision), d Decision, by string, waited time.Duration, inline bool) {
 	if d.Verdict == Deny && d.Message == "" {
 		d.Message = "the user denied this tool call"
 	}
@@ -256,16 +278,8 @@ func (b *broker) answer(call ToolCall, reply func(Decision), d Decision, asked, 
 	b.decisions[call.CallID] = d.Verdict == AllowOnce || d.Verdict == AllowSession
 	b.mu.Unlock()
 	reply(cliDecision)
-	data, _ := json.Marshal(map[string]any{"call_id": call.CallID, "name": call.Name, "kind": call.Kind,
-		"verdict": d.Verdict, "asked": asked, "paths": slices.Clip(call.Paths), "message": d.Message})
-	msg := fmt.Sprintf("%s's call of %s: %s", b.agent, call.Name, d.Verdict)
-	if !asked {
-		msg += " (without asking: the grant or an earlier answer decides)"
-	}
-	if d.Message != "" {
-		msg += ": " + d.Message
-	}
-	b.notice(events.Notice{Kind: events.NoticeApproval, Message: msg, Data: data}, inline)
+	b.emit(events.ApprovalDecided{CallID: call.CallID, Name: call.Name, Kind: call.Kind, Verdict: string(d.Verdict),
+		By: by, WaitedMS: max(waited.Milliseconds(), 0), Message: d.Message}, inline)
 	if d.Verdict == Stop {
 		b.mu.Lock()
 		b.stopped = true

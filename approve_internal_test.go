@@ -3,8 +3,10 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -15,20 +17,20 @@ import (
 )
 
 // brokerFor is a broker of a read-only run in dir whose approver is a, its
-// notices and stops recorded.
-func brokerFor(t *testing.T, dir string, a Approver) (*broker, *[]events.Notice, *[]*events.Error, *sync.Mutex) {
+// events and stops recorded.
+func brokerFor(t *testing.T, dir string, a Approver) (*broker, *[]events.Body, *[]*events.Error, *sync.Mutex) {
 	t.Helper()
 	g, err := grant.For("claude", map[grant.Level]grant.Rule{grant.ReadOnly: {How: grant.Native}}, grant.ReadOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var notices []events.Notice
+	var evs []events.Body
 	var stops []*events.Error
 	b := newBroker(a, "claude", grant.NewWatch("claude", g, dir), dir,
-		func(n events.Notice, _ bool) { mu.Lock(); notices = append(notices, n); mu.Unlock() },
-		func(e *events.Error) { mu.Lock(); stops = append(stops, e); mu.Unlock() })
-	return b, &notices, &stops, &mu
+		func(n events.Body, _ bool) { mu.Lock(); evs = append(evs, n); mu.Unlock() },
+		func(e *events.Error) { mu.Lock(); stops = append(stops, e); mu.Unlock() }, time.Now)
+	return b, &evs, &stops, &mu
 }
 
 func write(id, path string) ToolCall {
@@ -131,7 +133,7 @@ func TestBrokerGrantAndLate(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "t.txt")
 	var asked []string
-	b, notices, _, mu := brokerFor(t, dir, func(_ context.Context, c ToolCall) Decision {
+	b, evs, _, mu := brokerFor(t, dir, func(_ context.Context, c ToolCall) Decision {
 		asked = append(asked, c.CallID)
 		if c.CallID == "late" {
 			_ = os.WriteFile(target, []byte("meanwhile"), 0o644)
@@ -160,10 +162,54 @@ func TestBrokerGrantAndLate(t *testing.T) {
 	if len(asked) != 2 || asked[0] != "late" || asked[1] != "s1" {
 		t.Errorf("the approver was asked about %v, want late and s1 only", asked)
 	}
-	time.Sleep(0)
 	mu.Lock()
 	defer mu.Unlock()
-	if len(*notices) != 4 {
-		t.Errorf("%d approval notices, want one an answer (4)", len(*notices))
+	// Each request an approval.requested, then its approval.decided, which
+	// names who decided: the grant (policy) for the read, hub's late check
+	// (policy) for the approval that came after its target appeared, the
+	// approver (callback) for s1, its allow_session (policy) for s2.
+	want := []string{"requested read", "decided read allow policy", "requested late", "decided late deny policy",
+		"requested s1", "decided s1 allow_session callback", "requested s2", "decided s2 allow policy"}
+	var got []string
+	var counts events.Approvals
+	for _, ev := range *evs {
+		switch v := ev.(type) {
+		case events.ApprovalRequested:
+			got = append(got, "requested "+v.CallID)
+		case events.ApprovalDecided:
+			got = append(got, fmt.Sprintf("decided %s %s %s", v.CallID, v.Verdict, v.By))
+			counts.Count(v)
+		}
 	}
+	if !slices.Equal(got, want) {
+		t.Errorf("approval events %q, want %q", got, want)
+	}
+	if counts != (events.Approvals{Requested: 4, Asked: 1, Allowed: 3, Denied: 1}) {
+		t.Errorf("counts %+v, want 4 requested, 1 decided by the approver (s1: late's yes was overruled), 3 allowed, 1 denied", counts)
+	}
+}
+
+// TestBrokerWaited: approval.decided says how long the call waited for the
+// approver (in the bubble's fake time: exactly the approver's 3 s), and
+// who decided as the approver's Decision.By names it.
+func TestBrokerWaited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		b, evs, _, mu := brokerFor(t, dir, func(context.Context, ToolCall) Decision {
+			time.Sleep(3 * time.Second)
+			return Decision{Verdict: Deny, Message: "no", By: "tty"}
+		})
+		defer b.close()
+		answers := make(chan Decision, 1)
+		b.ask(write("w", filepath.Join(dir, "f")), func(d Decision) { answers <- d })
+		if d := <-answers; d.Verdict != Deny || d.Message != "no" {
+			t.Errorf("answer %+v, want the approver's deny", d)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		last, ok := (*evs)[len(*evs)-1].(events.ApprovalDecided)
+		if !ok || last.WaitedMS != 3000 || last.By != "tty" || last.Verdict != "deny" || last.Message != "no" {
+			t.Errorf("last event %+v, want approval.decided deny by tty after 3000 ms", (*evs)[len(*evs)-1])
+		}
+	})
 }

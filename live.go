@@ -59,7 +59,7 @@ type liveDecoder struct {
 	ended       bool // the agent exited (Close): nothing more is emitted from outside the run's goroutine
 
 	broker *broker       // the approver's, when the run has one
-	inline []events.Body // approval notices of the run's goroutine, for Decode to emit
+	inline []events.Body // approval events of the run's goroutine, for Decode to emit
 
 	// oneShot is the prompt of a run (not a session) held as one turn of
 	// a live session, for its approver: its stream is a run's (no
@@ -83,7 +83,7 @@ func (d *liveDecoder) approvals(a Approver, watch *grant.Watch, lk *runLock, sto
 	if !ok {
 		return
 	}
-	notice := func(n events.Notice, inline bool) {
+	emit := func(n events.Body, inline bool) {
 		if inline { // from Line, on the run's goroutine
 			d.inline = append(d.inline, n)
 			return
@@ -97,7 +97,7 @@ func (d *liveDecoder) approvals(a Approver, watch *grant.Watch, lk *runLock, sto
 			d.r.s.emit(n)
 		}
 	}
-	d.broker = newBroker(a, d.r.req.Agent, watch, d.r.cwd(), notice, func(e *events.Error) { stop(e) })
+	d.broker = newBroker(a, d.r.req.Agent, watch, d.r.cwd(), emit, func(e *events.Error) { stop(e) }, d.r.opt.clock)
 	watch.Decided = d.broker.decided
 	ap.Approvals(d.broker.ask)
 }

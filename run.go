@@ -276,6 +276,10 @@ func (r *runner) finish(rec record) events.RunFinished {
 		e.Hint = loginHint(r.info)
 	}
 	rf.DurationMS = max(r.opt.clock().Sub(r.start).Milliseconds(), 0)
+	if r.opt.approver != nil {
+		a := r.s.approvals
+		rf.Approvals = &a
+	}
 	rf = r.s.secrets.Body(rf).(events.RunFinished)
 	if r.live != nil {
 		r.live.finishTurn(rf) // a turn the session's end cut short

@@ -25,6 +25,9 @@ func sanitize(b events.Body) events.Body {
 	case events.ToolStarted:
 		v.Input = rawJSON(v.Input, "input")
 		return v
+	case events.ApprovalRequested:
+		v.Input = rawJSON(v.Input, "input")
+		return v
 	case events.Notice:
 		if len(v.Data) > 0 {
 			v.Data = rawJSON(v.Data, "data")

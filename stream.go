@@ -27,12 +27,13 @@ type stream struct {
 	clock func() time.Time
 	sink  Sink
 
-	seq     int64
-	sinkErr error           // the sink's first error: from then on only run.finished is sent
-	secrets redact.Redactor // credential values to redact, of the current attempt's environment
-	notices notices         // counts of the notices that can flood (see flood.go)
-	meter   budget.Meter
-	denied  int64 // tool.finished events with status denied
+	seq       int64
+	sinkErr   error           // the sink's first error: from then on only run.finished is sent
+	secrets   redact.Redactor // credential values to redact, of the current attempt's environment
+	notices   notices         // counts of the notices that can flood (see flood.go)
+	meter     budget.Meter
+	denied    int64            // tool.finished events with status denied
+	approvals events.Approvals // the approval.decided events' counts
 
 	dec     normalize.Decoder
 	ix      normalize.Index // of the line being decoded, for an Indexed decoder
@@ -68,8 +69,13 @@ func (s *stream) attempt(dec normalize.Decoder, maxLine int, env []string, guard
 // only run.finished is still sent.
 func (s *stream) emit(b events.Body) {
 	b = s.meter.Observe(sanitize(b))
-	if f, ok := b.(events.ToolFinished); ok && f.Status == events.ToolDenied {
-		s.denied++
+	switch v := b.(type) {
+	case events.ToolFinished:
+		if v.Status == events.ToolDenied {
+			s.denied++
+		}
+	case events.ApprovalDecided:
+		s.approvals.Count(v)
 	}
 	if _, last := b.(events.RunFinished); s.sinkErr != nil && !last {
 		return

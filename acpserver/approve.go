@@ -53,17 +53,17 @@ func (s *server) forward(id acp.SessionId) hub.Approver {
 			{OptionId: optionReject, Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
 		}})
 		if err != nil {
-			return hub.Decision{Verdict: hub.Deny, Message: "the editor could not be asked: " + err.Error()}
+			return hub.Decision{Verdict: hub.Deny, Message: "the editor could not be asked: " + err.Error(), By: "editor"}
 		}
 		if sel := resp.Outcome.Selected; sel != nil {
 			switch sel.OptionId {
 			case optionAllowOnce:
-				return hub.Decision{Verdict: hub.AllowOnce}
+				return hub.Decision{Verdict: hub.AllowOnce, By: "editor"}
 			case optionAllowAlways:
-				return hub.Decision{Verdict: hub.AllowSession}
+				return hub.Decision{Verdict: hub.AllowSession, By: "editor"}
 			}
-			return hub.Decision{Verdict: hub.Deny, Message: "the user rejected this tool call"}
+			return hub.Decision{Verdict: hub.Deny, Message: "the user rejected this tool call", By: "editor"}
 		}
-		return hub.Decision{Verdict: hub.Deny, Message: "the user cancelled the turn"}
+		return hub.Decision{Verdict: hub.Deny, Message: "the user cancelled the turn", By: "editor"}
 	}
 }

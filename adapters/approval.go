@@ -60,6 +60,10 @@ const (
 type Decision struct {
 	Verdict Verdict
 	Message string
+	// By names who decided, for approval.decided's "by": "tty", "editor",
+	// "policy" (a rule rather than a person: --approve deny|fail); ""
+	// is "callback", the library caller's approver.
+	By string
 }
 
 // Approving is a Live whose CLI can ask before a tool call: Claude Code's

@@ -30,6 +30,12 @@ const (
 	// has neither.
 	TypeTurnStarted  Type = "turn.started"
 	TypeTurnFinished Type = "turn.finished"
+	// The tool calls the agent asked hub about before making them, in a
+	// run or session with an approver (hub.WithApprover): each
+	// approval.requested is followed by exactly one approval.decided of
+	// the same call_id.
+	TypeApprovalRequested Type = "approval.requested"
+	TypeApprovalDecided   Type = "approval.decided"
 )
 
 // Body is the type-specific part of an event: one of the structs below.
@@ -160,6 +166,65 @@ type TurnFinished struct {
 	CostUSD     *float64   `json:"cost_usd"`
 	CostSource  CostSource `json:"cost_source"`
 	Interrupted bool       `json:"interrupted,omitempty"`
+}
+
+// ApprovalRequested says the agent asked hub before a tool call (Claude
+// Code's can_use_tool, a Codex app-server approval request, hub's pi gate,
+// an ACP session/request_permission): the call, with Paths resolved
+// against the working directory (absolute), Reason the agent's own
+// explanation when it gives one. Its approval.decided follows, at once
+// when the grant or an earlier allow_session decides, or when the
+// approver answers.
+type ApprovalRequested struct {
+	CallID string          `json:"call_id"`
+	Name   string          `json:"name"`
+	Kind   ToolKind        `json:"kind"`
+	Input  json.RawMessage `json:"input"`
+	Paths  []string        `json:"paths"`
+	Reason string          `json:"reason,omitempty"`
+}
+
+// ApprovalDecided is hub's answer to an approval.requested: Verdict is
+// "allow", "allow_session", "deny" or "stop" (the run stops:
+// permission_denied/tool_denied); By who decided: "policy" (the grant, an
+// earlier allow_session, hub's own limits, the run's end, or the command
+// line's --approve deny|fail), "callback" (the library's approver),
+// "tty" (--approve tty) or "editor" (hub acp's client); WaitedMS how long
+// the call waited for the answer, in milliseconds (0 for policy); Message
+// what the agent (deny) or the run's error (stop) was told.
+type ApprovalDecided struct {
+	CallID   string   `json:"call_id"`
+	Name     string   `json:"name"`
+	Kind     ToolKind `json:"kind"`
+	Verdict  string   `json:"verdict"`
+	By       string   `json:"by"`
+	WaitedMS int64    `json:"waited_ms"`
+	Message  string   `json:"message"`
+}
+
+// Approvals counts a run's approval.decided events (run.finished):
+// Requested all of them, Asked those the approver decided (By other than
+// "policy": an approval hub overruled, late for a changed target, counts
+// as policy's), Allowed those allowed (allow, allow_session), Denied the
+// rest (deny, stop).
+type Approvals struct {
+	Requested int64 `json:"requested"`
+	Asked     int64 `json:"asked"`
+	Allowed   int64 `json:"allowed"`
+	Denied    int64 `json:"denied"`
+}
+
+// Count adds d to a.
+func (a *Approvals) Count(d ApprovalDecided) {
+	a.Requested++
+	if d.By != "policy" {
+		a.Asked++
+	}
+	if d.Verdict == "allow" || d.Verdict == "allow_session" {
+		a.Allowed++
+	} else {
+		a.Denied++
+	}
 }
 
 // TextDelta is a chunk of assistant text as it streams.
@@ -325,12 +390,6 @@ const (
 	// the terminal event decides (SPEC §4), and the notice keeps what the
 	// exit said. data has exit_code or signal.
 	NoticeExitStatus NoticeKind = "exit_status"
-	// NoticeApproval says how hub answered the agent's request to make a
-	// tool call (hub.WithApprover): data has call_id, name, kind, verdict
-	// (allow, allow_session, deny, stop), asked (whether the approver was
-	// asked, or the grant or an earlier allow_session decided), paths and
-	// message.
-	NoticeApproval NoticeKind = "approval"
 )
 
 // Notice is something worth knowing that does not end the run. Data is an
@@ -382,6 +441,9 @@ type RunFinished struct {
 	// Applied, in a run with --apply, says whether the change was applied
 	// to the original tree; absent from the JSON otherwise.
 	Applied *bool `json:"applied,omitempty"`
+	// Approvals counts the run's approval.decided events; present only in
+	// a run or session with an approver (hub.WithApprover, --approve).
+	Approvals *Approvals `json:"approvals,omitempty"`
 }
 
 func (RunStarted) Type() Type     { return TypeRunStarted }
@@ -397,3 +459,7 @@ func (FileChanged) Type() Type    { return TypeFileChanged }
 func (RunFinished) Type() Type    { return TypeRunFinished }
 func (TurnStarted) Type() Type    { return TypeTurnStarted }
 func (TurnFinished) Type() Type   { return TypeTurnFinished }
+func (ApprovalRequested) Type() Type {
+	return TypeApprovalRequested
+}
+func (ApprovalDecided) Type() Type { return TypeApprovalDecided }

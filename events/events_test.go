@@ -33,6 +33,10 @@ func sampleBodies() []events.Body {
 		events.Usage{CostSource: events.CostUnknown},
 		events.Notice{Kind: events.NoticeNonJSONOutput, Message: "banner"},
 		events.Notice{Kind: events.NoticeRetry, Message: "retrying", Data: json.RawMessage(`{"attempt":1,"max_attempts":5,"delay_ms":null,"http_status":429}`)},
+		events.ApprovalRequested{CallID: "c2", Name: "Write", Kind: events.ToolWrite, Input: json.RawMessage(`{"file_path":"/w/a"}`), Paths: []string{"/w/a"}, Reason: "needs it"},
+		events.ApprovalRequested{CallID: "c3", Name: "Bash", Kind: events.ToolShell, Input: json.RawMessage(`{}`)},
+		events.ApprovalDecided{CallID: "c2", Name: "Write", Kind: events.ToolWrite, Verdict: "deny", By: "tty", WaitedMS: 1200, Message: "no"},
+		events.RunFinished{OK: true, Text: "done", CostSource: events.CostUnknown, Approvals: &events.Approvals{Requested: 2, Asked: 1, Allowed: 1, Denied: 1}},
 		events.RunFinished{OK: true, Text: "done", SessionID: ptr("ses_1"), ExitCode: ptr(0), DurationMS: 12, CostSource: events.CostReported, CostUSD: &cost},
 		events.RunFinished{OK: false, Error: events.NewError(events.BinUnavailable, events.ReasonRateLimit, "wait", "429").WithHTTPStatus(429).WithRetryAfter(1),
 			Signal: ptr("SIGTERM"), CostSource: events.CostUnknown},
@@ -227,5 +231,27 @@ func TestTokensAdd(t *testing.T) {
 	}
 	if a.Sum() != 10 {
 		t.Errorf("Sum() = %d, want 10", a.Sum())
+	}
+}
+
+// TestApprovalSchema: the schema holds approval.decided to its verdicts and
+// deciders, and approval.requested to a tool kind.
+func TestApprovalSchema(t *testing.T) {
+	t.Parallel()
+	enc := func(b events.Body) []byte {
+		out, err := events.Event{TS: ts, RunID: "r", Agent: "a", Body: b}.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, b := range []events.Body{
+		events.ApprovalDecided{CallID: "c", Name: "Write", Kind: events.ToolWrite, Verdict: "maybe", By: "tty"},
+		events.ApprovalDecided{CallID: "c", Name: "Write", Kind: events.ToolWrite, Verdict: "allow", By: "someone"},
+		events.ApprovalRequested{CallID: "c", Name: "Write", Kind: "scribble", Input: json.RawMessage(`{}`)},
+	} {
+		if line := enc(b); hubtest.ValidateLine(line) == nil {
+			t.Errorf("ValidateLine(%s) = nil, want an error", line)
+		}
 	}
 }

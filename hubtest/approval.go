@@ -65,14 +65,32 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		e := a.Prepare(t, Setup{})
 		return e, e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.approve))
 	}
-	notices := func(r *SessionRun) []events.Notice {
-		var out []events.Notice
+	// decided is the session's approval.decided events, each checked to
+	// follow an approval.requested of its call.
+	decided := func(t *testing.T, r *SessionRun) []events.ApprovalDecided {
+		t.Helper()
+		var out []events.ApprovalDecided
+		requested := map[string]bool{}
 		for _, ev := range r.Events {
-			if n, ok := ev.Body.(events.Notice); ok && n.Kind == events.NoticeApproval {
-				out = append(out, n)
+			switch b := ev.Body.(type) {
+			case events.ApprovalRequested:
+				requested[b.CallID] = true
+			case events.ApprovalDecided:
+				if !requested[b.CallID] {
+					t.Errorf("approval.decided of %s with no approval.requested before it", b.CallID)
+				}
+				delete(requested, b.CallID)
+				out = append(out, b)
 			}
 		}
+		for id := range requested {
+			t.Errorf("approval.requested of %s never decided", id)
+		}
 		return out
+	}
+	// by reports whether ds hold a decision verdict by who.
+	by := func(ds []events.ApprovalDecided, verdict, who string) bool {
+		return slices.ContainsFunc(ds, func(d events.ApprovalDecided) bool { return d.Verdict == verdict && d.By == who })
 	}
 	t.Run("Allowed", func(t *testing.T) {
 		t.Parallel()
@@ -92,11 +110,15 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		if got, ok := read(t, filepath.Join(e.Work, "allowed.txt")); !ok || strings.TrimSpace(got) != "approved" {
 			t.Errorf("allowed.txt: %q (exists %v), want the approved write on disk", got, ok)
 		}
-		if n := notices(r); len(n) == 0 {
-			t.Errorf("no approval notice in the stream")
+		if ds := decided(t, r); !by(ds, "allow", "callback") {
+			t.Errorf("approval.decided %+v: want an allow by the callback", ds)
 		}
-		if fin := r.Close(); !fin.OK {
+		fin := r.Close()
+		if !fin.OK {
 			t.Errorf("run.finished %+v, want ok", fin.Error)
+		}
+		if ap := fin.Approvals; ap == nil || ap.Asked < 1 || ap.Allowed < 1 || ap.Requested < ap.Asked {
+			t.Errorf("run.finished approvals %+v, want the asked and allowed write counted", ap)
 		}
 	})
 	t.Run("Denied", func(t *testing.T) {
@@ -119,8 +141,15 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		if tf := r.Turn("and now MOCK_TEXT", nil); !tf.OK {
 			t.Errorf("turn after the denial: %+v, want ok", tf)
 		}
-		if fin := r.Close(); !fin.OK {
+		if ds := decided(t, r); !by(ds, "deny", "callback") {
+			t.Errorf("approval.decided %+v: want a deny by the callback", ds)
+		}
+		fin := r.Close()
+		if !fin.OK {
 			t.Errorf("run.finished %+v, want ok", fin.Error)
+		}
+		if ap := fin.Approvals; ap == nil || ap.Denied < 1 {
+			t.Errorf("run.finished approvals %+v, want the denied write counted", ap)
 		}
 	})
 	t.Run("ChangedWhileAsked", func(t *testing.T) {
@@ -146,14 +175,11 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		if got, _ := read(t, filepath.Join(e.Work, "changed.txt")); got != "changed meanwhile" {
 			t.Errorf("changed.txt holds %q, want the content it had when the late approval came (hub refuses it)", got)
 		}
-		var refused bool
-		for _, n := range notices(r) {
-			if n.Message != "" && containsAll(n.Message, "deny", "changed while it waited") {
-				refused = true
-			}
-		}
-		if !refused {
-			t.Errorf("no approval notice says the late approval was refused for the change")
+		ds := decided(t, r)
+		if !slices.ContainsFunc(ds, func(d events.ApprovalDecided) bool {
+			return d.Verdict == "deny" && d.By == "policy" && strings.Contains(d.Message, "changed while it waited")
+		}) {
+			t.Errorf("approval.decided %+v: want the late approval refused by hub (policy) for the change", ds)
 		}
 		r.Close()
 	})
@@ -185,6 +211,9 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 						t.Errorf("%s: session.started mode %q in a run", name, b.Mode)
 					}
 				}
+			}
+			if fin.Approvals == nil || fin.Approvals.Asked != 1 {
+				t.Errorf("%s: run.finished approvals %+v, want the one call asked about", name, fin.Approvals)
 			}
 			got, ok := read(t, filepath.Join(e.Work, name))
 			if want := name == "run-allowed.txt"; ok != want || want && strings.TrimSpace(got) != "approved" {
@@ -219,15 +248,6 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 			t.Errorf("agent pid %d alive after the stop", pid)
 		}
 	})
-}
-
-func containsAll(s string, parts ...string) bool {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return false
-		}
-	}
-	return true
 }
 
 // acpApprovals drives hub acp (acpserver.Serve with ForwardApprovals) as an

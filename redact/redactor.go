@@ -345,6 +345,12 @@ func (s Redactor) Body(b events.Body) events.Body {
 	case events.Usage:
 		b.Model = s.ptr(b.Model)
 		return b
+	case events.ApprovalRequested:
+		b.CallID, b.Name, b.Input, b.Paths, b.Reason = s.String(b.CallID), s.String(b.Name), s.Raw(b.Input), s.strs(b.Paths), s.String(b.Reason)
+		return b
+	case events.ApprovalDecided:
+		b.CallID, b.Name, b.Message = s.String(b.CallID), s.String(b.Name), s.String(b.Message)
+		return b
 	case events.Notice:
 		b.Message, b.Data = s.textOf(s.notes, s.cutEnds(b.Message)), s.Raw(b.Data)
 		return b

@@ -19,11 +19,11 @@ func (p runPlan) approver(text *textPrinter) hub.Approver {
 	switch p.approve {
 	case "deny":
 		return func(context.Context, hub.ToolCall) hub.Decision {
-			return hub.Decision{Verdict: hub.Deny, Message: "hub --approve deny: calls outside --permission " + level + " are refused; do without it"}
+			return hub.Decision{Verdict: hub.Deny, Message: "hub --approve deny: calls outside --permission " + level + " are refused; do without it", By: "policy"}
 		}
 	case "fail":
 		return func(_ context.Context, c hub.ToolCall) hub.Decision {
-			return hub.Decision{Verdict: hub.Stop, Message: "--approve fail stops at the first call outside --permission " + level}
+			return hub.Decision{Verdict: hub.Stop, Message: "--approve fail stops at the first call outside --permission " + level, By: "policy"}
 		}
 	}
 	return func(ctx context.Context, c hub.ToolCall) hub.Decision {
@@ -34,8 +34,9 @@ func (p runPlan) approver(text *textPrinter) hub.Approver {
 			return err
 		})
 		if err != nil {
-			return hub.Decision{Verdict: hub.Deny, Message: "the question could not be asked on the terminal: " + err.Error()}
+			return hub.Decision{Verdict: hub.Deny, Message: "the question could not be asked on the terminal: " + err.Error(), By: "tty"}
 		}
+		d.By = "tty"
 		return d
 	}
 }

@@ -59,12 +59,13 @@ func TestApproveTTY(t *testing.T) {
 	}
 }
 
-// TestApproveRefused: --approve an agent whose CLI cannot ask, an unknown
-// mode, and tty in hub chat are usage errors (exit 2) before anything
-// starts.
+// TestApproveRefused: an unknown mode, editor outside hub acp, tty in hub
+// chat and --schema with an approver are usage errors (exit 2) before
+// anything starts. (Every registered agent's CLI can ask now; one that
+// cannot is refused by hub.CanApprove, TestApproverRefusedAgent.)
 func TestApproveRefused(t *testing.T) {
 	for _, args := range [][]string{
-		{"run", "--agent", "opencode", "--approve", "deny", "x"},
+		{"chat", "--agent", "opencode", "--approve", "tty"},
 		{"run", "--agent", "claude", "--approve", "maybe", "x"},
 		{"run", "--agent", "claude", "--approve", "editor", "x"},
 		{"run", "--agent", "codex", "--approve", "deny", "--schema", "s.json", "x"},

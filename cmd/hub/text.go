@@ -225,6 +225,16 @@ func (p *textPrinter) print(ev events.Event) error {
 			what += " — " + p.pal.bad.Sprint("refused: "+oneLine(b.Protected, 300))
 		}
 		p.line(p.pal.file.Sprint("± "+oneLine(shown(b.Path), 300)) + " " + what)
+	case events.ApprovalDecided:
+		what := fmt.Sprintf("%s %s (%s", oneLine(b.Name, 80), b.Verdict, b.By)
+		if b.WaitedMS > 0 {
+			what += fmt.Sprintf(", after %s", (time.Duration(b.WaitedMS) * time.Millisecond).Round(100*time.Millisecond))
+		}
+		what += ")"
+		if b.Message != "" {
+			what += ": " + oneLine(b.Message, 300)
+		}
+		p.line(p.pal.notice.Sprint("hub: approval:") + " " + what)
 	case events.Notice:
 		switch b.Kind {
 		case events.NoticeUnknownEvent:
