@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -139,5 +140,58 @@ func TestRealApprovalInterrupt(t *testing.T) {
 	r.Close()
 	if _, err := os.Stat(target); err == nil {
 		t.Errorf("%s is on disk after the session: the late allow ran the cancelled call", target)
+	}
+}
+
+// TestRealApprovalGrant: under workspace-write with an approver, what the
+// level allows runs unasked (a write inside --cwd: hub's agent allows
+// edits), and what it does not is asked and, refused, never runs: a write
+// outside --cwd (OpenCode's external_directory request, kind other, naming
+// the file) and a bash command (no bash below full without an approver).
+func TestRealApprovalGrant(t *testing.T) {
+	t.Parallel()
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	for _, tt := range []struct {
+		name string
+		call func(work string) string
+		file func(work string) string // where the call would write
+		ask  events.ToolKind          // "" when not asked
+	}{
+		{"inside", func(w string) string {
+			return hubtest.JSONCall("write", map[string]string{"filePath": filepath.Join(w, "in.txt"), "content": "x"})
+		}, func(w string) string { return filepath.Join(w, "in.txt") }, ""},
+		{"outside", func(string) string {
+			return hubtest.JSONCall("write", map[string]string{"filePath": outside, "content": "x"})
+		}, func(string) string { return outside }, events.ToolOther},
+		{"bash", func(string) string {
+			return hubtest.JSONCall("bash", map[string]string{"command": "printf x > b.txt", "description": "write b.txt"})
+		}, func(w string) string { return filepath.Join(w, "b.txt") }, events.ToolShell},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ap := &recorder{answer: func(context.Context, hub.ToolCall) hub.Decision {
+				return hub.Decision{Verdict: hub.Deny, Message: "not today"}
+			}}
+			a := agent
+			a.Session = func(req *hub.Request) { req.Permission = "workspace-write" }
+			e := a.Prepare(t, hubtest.Setup{})
+			r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.approve))
+			if tf := r.Turn("Do it. "+string(mockllm.Call)+" "+tt.call(e.Work), nil); !tf.OK {
+				t.Errorf("turn: %+v, want ok", tf)
+			}
+			asked := ap.asked()
+			_, err := os.Stat(tt.file(e.Work))
+			switch {
+			case tt.ask == "" && (len(asked) != 0 || err != nil):
+				t.Errorf("asked %+v, written: %v; want it written unasked", asked, err)
+			case tt.ask != "" && (len(asked) != 1 || asked[0].Kind != tt.ask || err == nil):
+				t.Errorf("asked %+v, written: %v; want one question of kind %s, refused, nothing written", asked, err == nil, tt.ask)
+			case tt.name == "outside" && !slices.Contains(asked[0].Paths, outside):
+				t.Errorf("asked about paths %q, want %s among them", asked[0].Paths, outside)
+			}
+			if fin := r.Close(); !fin.OK {
+				t.Errorf("run.finished %+v, want ok", fin.Error)
+			}
+		})
 	}
 }
