@@ -11,7 +11,8 @@
 // with session/cancel before it signals the agent. A live session
 // (hub.NewSession; NewLive, which OpenCode's adapter uses too) keeps the
 // connection: a session/prompt for each turn, session/cancel to interrupt
-// one. The protocol's plumbing is github.com/coder/acp-go-sdk (v0.13.0),
+// one; with an approver (hub.WithApprover) its permission requests are put
+// to the approver instead (approve.go). The protocol's plumbing is github.com/coder/acp-go-sdk (v0.13.0),
 // shared by both (peer); decoding the agent's updates into events is
 // normalize/acp.
 package acp
