@@ -41,16 +41,25 @@ func (p runPlan) approver(text *textPrinter) hub.Approver {
 	}
 }
 
-// askCall asks on the terminal about one tool call: what it is, its paths,
-// why the agent asks, and the start of its change; y allows it once, a
-// allows the tool for the rest of the run or session, q stops the run,
-// anything else (n) denies it.
+// askCall asks on the terminal about one tool call (callQuestion), and
+// reads the answer as a line (answerOf).
 func (a approval) askCall(ctx context.Context, c hub.ToolCall) (hub.Decision, error) {
 	tty, err := a.openTTY()
 	if err != nil {
 		return hub.Decision{}, err
 	}
 	defer tty.Close()
+	fmt.Fprint(tty, callQuestion(c))
+	answer, err := readAnswer(ctx, tty)
+	if err != nil {
+		return hub.Decision{}, err
+	}
+	return answerOf(answer), nil
+}
+
+// callQuestion is the question about one tool call: what it is, its paths,
+// why the agent asks, and the start of its change; then the answers.
+func callQuestion(c hub.ToolCall) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s asks to call %s (%s)", c.Agent, shown(c.Name), c.Kind)
 	if len(c.Input) > 0 && len(c.Input) <= 300 {
@@ -74,18 +83,20 @@ func (a approval) askCall(ctx context.Context, c hub.ToolCall) (hub.Decision, er
 		}
 	}
 	b.WriteString("Allow it? [y]es once, [a]lways for this tool, [n]o, [q]uit (stop the run) ")
-	fmt.Fprint(tty, b.String())
-	answer, err := readAnswer(ctx, tty)
-	if err != nil {
-		return hub.Decision{}, err
-	}
+	return b.String()
+}
+
+// answerOf is the Decision an answer to callQuestion gives: y allows the
+// call once, a allows the tool for the rest of the run or session, q
+// stops the run, anything else (n) denies the call.
+func answerOf(answer string) hub.Decision {
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
-		return hub.Decision{Verdict: hub.AllowOnce}, nil
+		return hub.Decision{Verdict: hub.AllowOnce}
 	case "a", "always":
-		return hub.Decision{Verdict: hub.AllowSession}, nil
+		return hub.Decision{Verdict: hub.AllowSession}
 	case "q", "quit":
-		return hub.Decision{Verdict: hub.Stop, Message: "stopped at the terminal"}, nil
+		return hub.Decision{Verdict: hub.Stop, Message: "stopped at the terminal"}
 	}
-	return hub.Decision{Verdict: hub.Deny, Message: "the user said no at the terminal"}, nil
+	return hub.Decision{Verdict: hub.Deny, Message: "the user said no at the terminal"}
 }

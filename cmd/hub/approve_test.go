@@ -60,12 +60,12 @@ func TestApproveTTY(t *testing.T) {
 }
 
 // TestApproveRefused: an unknown mode, editor outside hub acp, tty in hub
-// chat and --schema with an approver are usage errors (exit 2) before
+// acp (no terminal there) and --schema with an approver are usage errors (exit 2) before
 // anything starts. (Every registered agent's CLI can ask now; one that
 // cannot is refused by hub.CanApprove, TestApproverRefusedAgent.)
 func TestApproveRefused(t *testing.T) {
 	for _, args := range [][]string{
-		{"chat", "--agent", "opencode", "--approve", "tty"},
+		{"acp", "--agent", "opencode", "--approve", "tty"},
 		{"run", "--agent", "claude", "--approve", "maybe", "x"},
 		{"run", "--agent", "claude", "--approve", "editor", "x"},
 		{"run", "--agent", "codex", "--approve", "deny", "--schema", "s.json", "x"},
@@ -74,5 +74,56 @@ func TestApproveRefused(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "--approve") {
 			t.Errorf("hub %s: exit %d, stderr %q; want 2 naming --approve", strings.Join(args, " "), code, stderr)
 		}
+	}
+}
+
+// TestChatApproveTTY: hub chat --approve tty on a terminal, real Codex
+// against the mock server, read-only: the patch adding a file is asked
+// about in the conversation, one key the answer. y puts the file on disk;
+// a Ctrl-C at the question denies the call (its file stays off the disk)
+// and interrupts the turn. The session goes on to a second turn either
+// way, and Ctrl-D at the prompt ends it, exit 0.
+func TestChatApproveTTY(t *testing.T) {
+	bin := hubtest.Bin(t, "codex")
+	srv, err := mockllm.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close) // after the parallel subtests
+	for _, c := range []struct {
+		name, key string
+		onDisk    bool
+	}{{"y", "y", true}, {"ctrl-c", "\x03", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			project := filepath.Join(dir, "project")
+			if err := os.MkdirAll(project, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			prompt := `write it MOCK_CALL apply_patch *** Begin Patch\n*** Add File: asked.txt\n+approved content\n*** End Patch`
+			h := startTerminalHub(t, mockEnv(t, "codex", srv, filepath.Join(dir, "env")),
+				"chat", "--agent", "codex", "--bin", bin, "--cwd", project, "--approve", "tty", "--timeout", "5m", "--", prompt)
+			at := h.waitFor(0, "[q]uit")
+			h.keys(c.key)
+			at = h.waitFor(at, "── turn 1 ")
+			at = h.waitFor(at, chatPrompt)
+			b, err := os.ReadFile(filepath.Join(project, "asked.txt"))
+			if (err == nil) != c.onDisk || c.onDisk && strings.TrimSpace(string(b)) != "approved content" {
+				t.Errorf("answered %s: asked.txt on disk %v (%q), want %v", c.name, err == nil, b, c.onDisk)
+			}
+			h.keys("and now MOCK_TEXT\r")
+			at = h.waitFor(at, "── turn 2 · ")
+			at = h.waitFor(at, chatPrompt)
+			h.keys("\x04")
+			h.waitFor(at, "── ok · ")
+			if code := h.exitCode(); code != 0 {
+				t.Errorf("exit %d, want 0; the terminal shows:\n%s", code, h.output())
+			}
+			out := h.output()
+			if want := map[bool]string{true: "file_change allow (tty", false: "file_change deny (tty"}[c.onDisk]; !strings.Contains(out, want) {
+				t.Errorf("the terminal does not show %q:\n%s", want, out)
+			}
+		})
 	}
 }

@@ -130,7 +130,11 @@ func executeChat(ctx context.Context, p runPlan, kill <-chan struct{}, tty *os.F
 	defer o.close()
 	fo := p.fileOptions()
 	defer fo.close()
+	ch := &chat{text: o.text, cancel: cancel, idle: p.sessionIdle, asks: make(chan chatQuestion)}
 	opts := sessionOptions(ctx, p, kill, o.text, fo) // --confirm asks here, before the keyboard takes the terminal
+	if p.approve == "tty" {
+		opts = append(opts, hub.WithApprover(ch.approver)) // the last approver is the session's
+	}
 	if err := hub.BecomeSubreaper(); err == nil {
 		opts = append(opts, hub.WithOrphans())
 		defer hub.ReapOrphans()
@@ -144,7 +148,7 @@ func executeChat(ctx context.Context, p runPlan, kill <-chan struct{}, tty *os.F
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		screen = o.errOut
 	}
-	ch := &chat{text: o.text, screen: screen, cancel: cancel, idle: p.sessionIdle}
+	ch.screen = screen
 	sink := func(ev events.Event) error {
 		ch.offPrompt(ev)
 		return o.sink(ev)
@@ -180,6 +184,8 @@ type chat struct {
 	screen io.Writer // the terminal the editor draws on
 	cancel context.CancelCauseFunc
 	idle   time.Duration // --session-idle
+
+	asks chan chatQuestion // --approve tty: the approver's questions, for the running turn to ask
 
 	mu       sync.Mutex
 	atPrompt bool // the editor's prompt is on the screen, and nothing was written below it
@@ -305,6 +311,18 @@ func (ch *chat) turn(prompt string) bool {
 				ch.io.armed = true // a Ctrl-C at the empty prompt now ends the session
 			}
 			return !stopped && !isDone(ch.conv.Done())
+		case q := <-ch.asks:
+			d, ctrlC, hangup := ch.answer(q, keys, done)
+			q.reply <- d
+			if hangup {
+				keys = nil
+				ch.conv.End()
+				stopped = true
+			}
+			if ctrlC && !interrupted {
+				interrupted = true
+				ch.conv.Interrupt()
+			}
 		case b, ok := <-keys:
 			if !ok { // the terminal's input ended (a hangup): no one is there
 				keys = nil
@@ -324,6 +342,75 @@ func (ch *chat) turn(prompt string) bool {
 			stopped = true
 		}
 	}
+}
+
+// chatQuestion is a question of hub chat's approver (--approve tty) about
+// one tool call, for the running turn to ask.
+type chatQuestion struct {
+	ctx   context.Context
+	text  string            // callQuestion's
+	reply chan hub.Decision // buffered: the answer
+}
+
+// approver is hub chat's --approve tty: the question about the call is
+// asked on the conversation's terminal by the running turn (turn, answer),
+// one key its answer.
+func (ch *chat) approver(ctx context.Context, c hub.ToolCall) hub.Decision {
+	q := chatQuestion{ctx: ctx, text: callQuestion(c), reply: make(chan hub.Decision, 1)}
+	select {
+	case ch.asks <- q:
+	case <-ctx.Done():
+		return hub.Decision{Verdict: hub.Deny, Message: "the session ended before the question was asked", By: "tty"}
+	}
+	select {
+	case d := <-q.reply:
+		d.By = "tty"
+		return d
+	case <-ctx.Done():
+		return hub.Decision{Verdict: hub.Deny, Message: "the session ended while the question waited", By: "tty"}
+	}
+}
+
+// answer asks q on the screen (the status line held off) and reads its
+// answer from the turn's keys: y, a, n or q (answerOf), other keys
+// ignored. Ctrl-C denies the call and interrupts the turn (ctrlC); the
+// end of the terminal's input denies it and ends the session (hangup);
+// the turn's end, or the session's, before an answer denies it.
+func (ch *chat) answer(q chatQuestion, keys <-chan []byte, done <-chan struct{}) (d hub.Decision, ctrlC, hangup bool) {
+	_ = ch.text.quiet(func() error {
+		fmt.Fprint(ch.screen, q.text)
+		for {
+			select {
+			case b, ok := <-keys:
+				if !ok {
+					fmt.Fprint(ch.screen, "\n")
+					d, hangup = hub.Decision{Verdict: hub.Deny, Message: "the terminal's input ended at the question"}, true
+					return nil
+				}
+				for _, k := range b {
+					switch k {
+					case 'y', 'Y', 'a', 'A', 'n', 'N', 'q', 'Q':
+						fmt.Fprintf(ch.screen, "%c\n", k)
+						d = answerOf(string(k))
+						return nil
+					case keyCtrlC:
+						fmt.Fprint(ch.screen, "^C\n")
+						d, ctrlC = hub.Decision{Verdict: hub.Deny, Message: "the user pressed Ctrl-C at the question"}, true
+						return nil
+					}
+				}
+			case <-done:
+				fmt.Fprint(ch.screen, "\n")
+				d = hub.Decision{Verdict: hub.Deny, Message: "the turn ended before the question was answered"}
+				return nil
+			case <-q.ctx.Done():
+				fmt.Fprint(ch.screen, "\n")
+				d = hub.Decision{Verdict: hub.Deny, Message: "the session ended before the question was answered"}
+				return nil
+			}
+		}
+	})
+	return d, ctrlC, hangup
 }
 
 func isDone(ch <-chan struct{}) bool {

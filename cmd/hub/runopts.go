@@ -721,8 +721,7 @@ func (p *runPlan) readPrompt(ctx context.Context, stdin io.Reader) (string, erro
 
 // checkApprove refuses an --approve the run cannot honour, before anything
 // starts: an unknown mode, editor outside hub acp and tty inside it (no
-// terminal), tty in hub chat (its terminal takes the prompts), tty
-// without a terminal, an agent whose CLI cannot ask hub (never run
+// terminal), tty without a terminal, an agent whose CLI cannot ask hub (never run
 // unasked), and --schema.
 func (o runOptions) checkApprove() error {
 	switch o.Approve {
@@ -737,8 +736,6 @@ func (o runOptions) checkApprove() error {
 		return usagef("run: --approve editor is hub acp's (the ACP client is asked); use tty, deny or fail")
 	case o.Approve == "tty" && o.ACP:
 		return usagef("run: --approve tty: hub acp has no terminal to ask on; use --approve editor (the ACP client is asked)")
-	case o.Approve == "tty" && o.Chat:
-		return usagef("run: --approve tty: hub chat reads its prompts from the terminal and cannot ask there yet; use --approve deny or fail, or hub run --approve tty")
 	case !hub.CanApprove(o.Agent):
 		return usagef("run: --approve: %s cannot ask hub before its tool calls (claude, codex, opencode, pi and ACP agents can); run it without --approve, held to --permission", o.Agent)
 	case o.Schema != "":
