@@ -8,6 +8,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -230,4 +231,63 @@ func TestACPXTimeout(t *testing.T) {
 		t.Errorf("acpx printed %q, want hub's timeout/wall error with its hint", out)
 	}
 	r.hubGone(t)
+}
+
+// TestACPXApprove (issue 36): hub acp --approve editor under acpx, each real
+// agent read-only: the agent's question about a write reaches acpx as
+// session/request_permission; with --approve-all the file is on disk, with
+// --deny-all it is not, the prompt still ends (end_turn) and acpx exits 5,
+// its "permission denied" status; nothing of the run is left once hub
+// exits.
+func TestACPXApprove(t *testing.T) {
+	t.Parallel()
+	writes := map[string]func(path string) string{
+		"claude": func(p string) string {
+			return `write it MOCK_CALL Write {"file_path":"` + p + `","content":"approved"}`
+		},
+		"codex": func(p string) string {
+			return `write it MOCK_CALL apply_patch *** Begin Patch\n*** Add File: ` + filepath.Base(p) + `\n+approved\n*** End Patch`
+		},
+		"opencode": func(p string) string {
+			return "Write it. " + string(mockllm.Call) + " " + hubtest.JSONCall("write", map[string]string{"filePath": p, "content": "approved"})
+		},
+		"pi": func(p string) string {
+			return "Write it. " + string(mockllm.Call) + " " + hubtest.JSONCall("write", map[string]string{"path": p, "content": "approved"})
+		},
+	}
+	for _, agent := range realAgents {
+		for _, answer := range []string{"--approve-all", "--deny-all"} {
+			t.Run(agent+answer, func(t *testing.T) {
+				t.Parallel()
+				// newACPX's working directory: dir/work, dir in the marker.
+				r := newACPX(t, agent, []string{"--approve", "editor"}, []string{answer}, "")
+				work := filepath.Join(strings.TrimPrefix(r.marker, "HUB_ACPX_TEST="), "work")
+				path := filepath.Join(work, "asked.txt")
+				r.cmd.Args[len(r.cmd.Args)-1] = writes[agent](path)
+				// acpx exits 5 (its PERMISSION_DENIED) when it was asked and
+				// every question was denied: proof the question reached it.
+				err := r.cmd.Run()
+				var ee *exec.ExitError
+				switch code := 0; {
+				case errors.As(err, &ee):
+					code = ee.ExitCode()
+					fallthrough
+				case err == nil:
+					if want := map[string]int{"--approve-all": 0, "--deny-all": 5}[answer]; code != want {
+						t.Errorf("acpx %s exited %d, want %d", answer, code, want)
+					}
+				default:
+					t.Fatalf("acpx: %v", err)
+				}
+				if out := r.stdout.String(); !strings.Contains(out, "[done] end_turn") || !strings.Contains(out, "session/request_permission") {
+					t.Errorf("acpx printed %q, want the permission request and [done] end_turn", out)
+				}
+				b, err := os.ReadFile(path)
+				if want := answer == "--approve-all"; (err == nil) != want || want && strings.TrimSpace(string(b)) != "approved" {
+					t.Errorf("%s: asked.txt on disk %v (%q), want %v", answer, err == nil, b, want)
+				}
+				r.hubGone(t)
+			})
+		}
+	}
 }
