@@ -6,6 +6,7 @@ package acp_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,4 +264,74 @@ func TestSessionApprovalInterrupted(t *testing.T) {
 		t.Errorf("the approver was asked %d times, want 2", n)
 	}
 	r.close()
+}
+
+// TestSessionApprovalFlood: a hostile agent that asks 1,000 permissions at
+// once is bounded and never hangs hub. With the approver holding its first
+// question, hub queues 64 requests (that one included) and refuses the
+// other 936 at once, unasked; once the approver answers, the 64 are
+// answered one at a time, each exactly once. With an approver that stops
+// at the first question, every other request is refused unasked and the
+// session ends permission_denied/tool_denied with its agent gone.
+func TestSessionApprovalFlood(t *testing.T) {
+	t.Parallel()
+	const flood, queued = 1000, 64
+	t.Run("bounded", func(t *testing.T) {
+		t.Parallel()
+		f := newFake(t)
+		release := make(chan struct{})
+		var mu sync.Mutex
+		busy, most := 0, 0
+		ap := &approver{answer: func(ctx context.Context, _ hub.ToolCall) hub.Decision {
+			mu.Lock()
+			busy++
+			most = max(most, busy)
+			mu.Unlock()
+			defer func() { mu.Lock(); busy--; mu.Unlock() }()
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return hub.Decision{Verdict: hub.AllowOnce}
+		}}
+		r := f.approvingSession(t, ap)
+		refused := 0
+		tf := r.turn("flood", func(ev events.Event) {
+			if d, ok := ev.Body.(events.ApprovalDecided); ok && d.By == "policy" && strings.Contains(d.Message, "already wait") {
+				if refused++; refused == flood-queued {
+					close(release) // every request is in: let the approver answer
+				}
+			}
+		})
+		if want := fmt.Sprintf("once %d, reject %d, cancelled 0", queued, flood-queued); !tf.OK || tf.Text != want {
+			t.Errorf("turn: %+v, want ok with %q", tf, want)
+		}
+		if n := len(ap.asked()); n != queued || most != 1 {
+			t.Errorf("the approver was asked %d times, at most %d at once; want %d, one at a time", n, most, queued)
+		}
+		fin := r.close()
+		if a := fin.Approvals; a == nil || a.Requested != flood || a.Asked != queued || a.Allowed != queued || a.Denied != flood-queued {
+			t.Errorf("run.finished approvals %+v, want %d requested, %d asked and allowed, %d denied", a, flood, queued, flood-queued)
+		}
+	})
+	t.Run("stop", func(t *testing.T) {
+		t.Parallel()
+		f := newFake(t)
+		ap := &approver{answer: verdict(hub.Stop)}
+		r := f.approvingSession(t, ap)
+		tf := r.turn("flood", nil)
+		if tf.OK || tf.Error == nil || tf.Error.Bin != events.BinPermissionDenied || tf.Error.Reason != events.ReasonToolDenied {
+			t.Errorf("turn: %+v, want permission_denied/tool_denied", tf)
+		}
+		pid := r.pid()
+		if fin := r.close(); fin.OK || fin.Error == nil || fin.Error.Reason != events.ReasonToolDenied {
+			t.Errorf("run.finished %+v, want permission_denied/tool_denied", fin.Error)
+		}
+		if n := len(ap.asked()); n != 1 {
+			t.Errorf("the approver was asked %d times, want once: after its stop every request is refused unasked", n)
+		}
+		if pid != 0 && alive(pid) {
+			t.Errorf("agent pid %d alive after the stop", pid)
+		}
+	})
 }

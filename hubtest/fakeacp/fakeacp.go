@@ -66,6 +66,7 @@ var Scenarios = map[string]string{
 	"ask-twice":  "asks permission twice, one call after the other, for calls of the same title (\"edit twice\") writing twice-1.txt and twice-2.txt in its cwd, writes what is allowed, and answers with both options",
 	"ask-bare":   "asks permission with no toolCall at all, and answers with the outcome",
 	"late":       "answers with the responses it got to requests already answered (late answers), as \"late answers: N\" and the lines",
+	"flood":      "asks permission for 1,000 edits at once (flood-N.txt in its cwd, each its own call), waits for every answer, and answers with the count of each outcome (\"once N, reject N, cancelled N\")",
 }
 
 type agent struct {
@@ -415,6 +416,29 @@ func (a *agent) prompt(m message) {
 		a.endTurn(m.ID, "end_turn")
 	case "ask", "ask-twice", "ask-bare", "late":
 		a.ask(m, sc, prompt)
+	case "flood":
+		var mu sync.Mutex
+		counts := map[string]int{}
+		var wg sync.WaitGroup
+		for i := range 1000 {
+			wg.Go(func() {
+				path := filepath.Join(a.cwd, fmt.Sprintf("flood-%d.txt", i))
+				res := a.request("session/request_permission", map[string]any{"sessionId": "fake-session",
+					"toolCall": map[string]any{"toolCallId": fmt.Sprintf("flood-%d", i), "title": path, "kind": "edit", "status": "pending",
+						"locations": []any{map[string]any{"path": path}}, "rawInput": map[string]any{"filepath": path}},
+					"options": permissionOptions})
+				kind, option := outcome(res)
+				if kind == "selected" {
+					kind = option
+				}
+				mu.Lock()
+				counts[kind]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		a.update(text("agent_message_chunk", fmt.Sprintf("once %d, reject %d, cancelled %d", counts["once"], counts["reject"], counts["cancelled"])))
+		a.endTurn(m.ID, "end_turn")
 	case "hang", "stall":
 		a.mu.Lock()
 		cancelled := a.cancelled
