@@ -225,14 +225,22 @@ func (b *broker) work() {
 				}
 			}
 		case j := <-b.jobs:
-			d := b.approver(b.ctx, j.call)
+			// A call queued before the approver's Stop is not put to it:
+			// the Stop answered every call after it.
+			b.mu.Lock()
+			stopped := b.stopped
+			b.mu.Unlock()
+			var d Decision
+			if !stopped && b.ctx.Err() == nil {
+				d = b.approver(b.ctx, j.call)
+			}
 			by := d.By
 			if by == "" {
 				by = "callback"
 			}
 			b.mu.Lock()
 			b.pending--
-			stopped := b.stopped
+			stopped = b.stopped
 			b.mu.Unlock()
 			if b.ctx.Err() != nil || stopped {
 				d, by = Decision{Verdict: Deny, Message: "the run is ending"}, policy

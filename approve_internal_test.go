@@ -123,6 +123,26 @@ func TestBrokerStop(t *testing.T) {
 			t.Errorf("approver asked %d times, CLI told %v: want asked once and both denied", n, got)
 		}
 	})
+	// Calls queued while the approver decides the one it stops at are not
+	// put to it either.
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		b, _, _, _ := brokerFor(t, t.TempDir(), func(context.Context, ToolCall) Decision {
+			n++
+			time.Sleep(time.Second)
+			return Decision{Verdict: Stop, Message: "no"}
+		})
+		defer b.close()
+		var got []Verdict
+		for _, id := range []string{"1", "2", "3"} {
+			b.ask(write(id, "/outside/"+id), func(d Decision) { got = append(got, d.Verdict) })
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if n != 1 || len(got) != 3 {
+			t.Errorf("approver asked %d times, %d answers: want asked once, three answers", n, len(got))
+		}
+	})
 }
 
 // TestBrokerGrantAndLate: a call the grant allows (a read inside the
