@@ -18,15 +18,17 @@ var _ adapters.Sessioner = (*Adapter)(nil)
 //
 // Why `opencode acp` and not `opencode serve` (prompt_async, the
 // session.idle event, /abort): both keep one OpenCode process for many
-// turns, and a follow-up turn's first event came as fast in either (median
-// 31 ms for acp, 33 ms for serve against mockllm on this machine:
-// BENCHMARKS.md, issue 35), but acp speaks a protocol hub already speaks
-// (its ACP client and decoder, adapters/acp and normalize/acp, tested
-// against OpenCode by TestRealACP) over the agent's stdin and stdout, which
-// hub's supervisor already holds, where serve needs a port, an HTTP client
-// and an SSE decoder of OpenCode's own event bus (whose events are of every
-// session of the server), and its end is the process tree's to find: acp
-// exits when its stdin closes (testdata/live/opencode).
+// turns. serve starts a follow-up turn's answer about 50 ms sooner (its
+// first message.part.delta at a median 191 ms against acp's first
+// session/update at 247 ms, against mockllm on this machine; neither
+// within 100 ms: BENCHMARKS.md, issue 35), but acp speaks a protocol hub
+// already speaks (its ACP client and decoder, adapters/acp and
+// normalize/acp, tested against OpenCode by TestRealACP), approvals
+// included (session/request_permission), over the agent's stdin and
+// stdout, which hub's supervisor already holds, where serve needs a port,
+// an HTTP client and an SSE decoder of OpenCode's own event bus (whose
+// events are of every session of the server), and its end is the process
+// tree's to find: acp exits when its stdin closes (testdata/live/opencode).
 func (a *Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
 	cmd, err := a.command(req, inst, true)
 	if err != nil {
