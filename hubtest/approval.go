@@ -28,23 +28,35 @@ type ApprovalCase struct {
 }
 
 // approvals records what an approver was asked, and answers with answer.
-type approvals struct {
-	mu     sync.Mutex
-	calls  []hub.ToolCall
-	answer func(hub.ToolCall) hub.Decision
+// Approver is a test's hub.Approver (its Approve method): it records the
+// calls it is asked about and answers each with Answer.
+type Approver struct {
+	Answer func(context.Context, hub.ToolCall) hub.Decision
+
+	mu    sync.Mutex
+	calls []hub.ToolCall
 }
 
-func (a *approvals) approve(_ context.Context, c hub.ToolCall) hub.Decision {
+// Approve is the hub.Approver.
+func (a *Approver) Approve(ctx context.Context, c hub.ToolCall) hub.Decision {
 	a.mu.Lock()
 	a.calls = append(a.calls, c)
 	a.mu.Unlock()
-	return a.answer(c)
+	return a.Answer(ctx, c)
 }
 
-func (a *approvals) asked() []hub.ToolCall {
+// Asked is the calls asked about so far, in order.
+func (a *Approver) Asked() []hub.ToolCall {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]hub.ToolCall(nil), a.calls...)
+}
+
+// Verdict answers every call with v, and a message that names it.
+func Verdict(v hub.Verdict) func(context.Context, hub.ToolCall) hub.Decision {
+	return func(context.Context, hub.ToolCall) hub.Decision {
+		return hub.Decision{Verdict: v, Message: "the test says " + string(v)}
+	}
 }
 
 // ApprovalSessions runs a's CLI as a live session with an approver
@@ -61,9 +73,9 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		}
 		return string(b), true
 	}
-	start := func(t *testing.T, ap *approvals) (*Env, *SessionRun) {
+	start := func(t *testing.T, ap *Approver) (*Env, *SessionRun) {
 		e := a.Prepare(t, Setup{})
-		return e, e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.approve))
+		return e, e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.Approve))
 	}
 	// decided is the session's approval.decided events, each checked to
 	// follow an approval.requested of its call.
@@ -94,13 +106,13 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 	}
 	t.Run("Allowed", func(t *testing.T) {
 		t.Parallel()
-		ap := &approvals{answer: func(hub.ToolCall) hub.Decision { return hub.Decision{Verdict: hub.AllowOnce} }}
+		ap := &Approver{Answer: func(context.Context, hub.ToolCall) hub.Decision { return hub.Decision{Verdict: hub.AllowOnce} }}
 		e, r := start(t, ap)
 		tf := r.Turn(c.Prompt(e.Work, "allowed.txt"), nil)
 		if !tf.OK {
 			t.Errorf("turn: %+v, want ok", tf)
 		}
-		calls := ap.asked()
+		calls := ap.Asked()
 		if len(calls) == 0 {
 			t.Fatalf("the approver was never asked about the write")
 		}
@@ -123,12 +135,12 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 	})
 	t.Run("Denied", func(t *testing.T) {
 		t.Parallel()
-		ap := &approvals{answer: func(hub.ToolCall) hub.Decision {
+		ap := &Approver{Answer: func(context.Context, hub.ToolCall) hub.Decision {
 			return hub.Decision{Verdict: hub.Deny, Message: "not this file"}
 		}}
 		e, r := start(t, ap)
 		tf := r.Turn(c.Prompt(e.Work, "denied.txt"), nil)
-		if len(ap.asked()) == 0 {
+		if len(ap.Asked()) == 0 {
 			t.Fatalf("the approver was never asked about the write")
 		}
 		if _, ok := read(t, filepath.Join(e.Work, "denied.txt")); ok {
@@ -155,8 +167,8 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 	t.Run("ChangedWhileAsked", func(t *testing.T) {
 		t.Parallel()
 		var work string
-		ap := &approvals{}
-		ap.answer = func(hub.ToolCall) hub.Decision {
+		ap := &Approver{}
+		ap.Answer = func(context.Context, hub.ToolCall) hub.Decision {
 			// The target changes while the person thinks, then the
 			// answer is yes.
 			_ = os.WriteFile(filepath.Join(work, "changed.txt"), []byte("changed meanwhile"), 0o644)
@@ -164,7 +176,7 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		}
 		e, r := start(t, ap)
 		work = e.Work
-		calls := ap.asked
+		calls := ap.Asked
 		r.Turn(c.Prompt(e.Work, "changed.txt"), nil)
 		if len(calls()) == 0 {
 			t.Fatalf("the approver was never asked about the write")
@@ -187,7 +199,7 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 		t.Parallel()
 		// hub.Run with an approver: one turn of a live session, its
 		// stream a run's.
-		ap := &approvals{answer: func(c hub.ToolCall) hub.Decision {
+		ap := &Approver{Answer: func(_ context.Context, c hub.ToolCall) hub.Decision {
 			if strings.Contains(string(c.Input)+strings.Join(c.Paths, " "), "run-denied.txt") {
 				return hub.Decision{Verdict: hub.Deny}
 			}
@@ -198,7 +210,7 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 			req := hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Cwd: e.Work, Env: slices.Clone(e.Env), Prompt: c.Prompt(e.Work, name)}
 			Unbounded(t, &req.Limits)
 			var evs []events.Event
-			fin := hub.Run(t.Context(), req, func(ev events.Event) error { evs = append(evs, ev); return nil }, hub.WithApprover(ap.approve))
+			fin := hub.Run(t.Context(), req, func(ev events.Event) error { evs = append(evs, ev); return nil }, hub.WithApprover(ap.Approve))
 			if !fin.OK {
 				t.Errorf("%s: run.finished %+v, want ok", name, fin.Error)
 			}
@@ -220,7 +232,7 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 				t.Errorf("%s on disk: %v (%q), want %v", name, ok, got, want)
 			}
 		}
-		if n := len(ap.asked()); n != 2 {
+		if n := len(ap.Asked()); n != 2 {
 			t.Errorf("the approver was asked %d times, want 2 (once a run)", n)
 		}
 	})
@@ -230,7 +242,9 @@ func ApprovalSessions(t *testing.T, a Agent, c ApprovalCase) {
 	})
 	t.Run("Stop", func(t *testing.T) {
 		t.Parallel()
-		ap := &approvals{answer: func(hub.ToolCall) hub.Decision { return hub.Decision{Verdict: hub.Stop, Message: "no writes today"} }}
+		ap := &Approver{Answer: func(context.Context, hub.ToolCall) hub.Decision {
+			return hub.Decision{Verdict: hub.Stop, Message: "no writes today"}
+		}}
 		e, r := start(t, ap)
 		tf := r.Turn(c.Prompt(e.Work, "stopped.txt"), nil)
 		pid := r.PID()

@@ -19,38 +19,13 @@ import (
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/events"
 	"github.com/hubcli/hub/grant"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/hubtest/fakeacp"
 )
 
-// approver records the calls it is asked about and answers with answer.
-type approver struct {
-	mu     sync.Mutex
-	calls  []hub.ToolCall
-	answer func(context.Context, hub.ToolCall) hub.Decision
-}
-
-func (a *approver) approve(ctx context.Context, c hub.ToolCall) hub.Decision {
-	a.mu.Lock()
-	a.calls = append(a.calls, c)
-	a.mu.Unlock()
-	return a.answer(ctx, c)
-}
-
-func (a *approver) asked() []hub.ToolCall {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.Clone(a.calls)
-}
-
-func verdict(v hub.Verdict) func(context.Context, hub.ToolCall) hub.Decision {
-	return func(context.Context, hub.ToolCall) hub.Decision {
-		return hub.Decision{Verdict: v, Message: "the test says " + string(v)}
-	}
-}
-
 // approvingSession starts a read-only live session with the fake agent
 // (the scenario each prompt's) and approver ap.
-func (f *fake) approvingSession(t *testing.T, ap *approver) *session {
+func (f *fake) approvingSession(t *testing.T, ap *hubtest.Approver) *session {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -58,7 +33,7 @@ func (f *fake) approvingSession(t *testing.T, ap *approver) *session {
 	}
 	req := hub.Request{Agent: "acp", Bin: exe, Cwd: f.work, Permission: grant.ReadOnly, Limits: budget.Limits{Timeout: 5 * time.Minute},
 		Env: append(f.env, fakeacp.EnvScenario+"=prompt", "GORACE=atexit_sleep_ms=0")}
-	s, err := hub.NewSession(t.Context(), req, hub.WithApprover(ap.approve))
+	s, err := hub.NewSession(t.Context(), req, hub.WithApprover(ap.Approve))
 	if err != nil {
 		t.Fatalf("NewSession: %v", err)
 	}
@@ -99,7 +74,7 @@ func TestSessionApprovals(t *testing.T) {
 	t.Run("allow once", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t)
-		ap := &approver{answer: verdict(hub.AllowOnce)}
+		ap := &hubtest.Approver{Answer: hubtest.Verdict(hub.AllowOnce)}
 		r := f.approvingSession(t, ap)
 		target := filepath.Join(f.work, "once.txt")
 		if tf := r.turn("ask: "+target, nil); !tf.OK || tf.Text != "option: once" {
@@ -108,7 +83,7 @@ func TestSessionApprovals(t *testing.T) {
 		if b, err := os.ReadFile(target); err != nil || string(b) != "approved\n" {
 			t.Errorf("%s: %q, %v, want the approved write", target, b, err)
 		}
-		calls := ap.asked()
+		calls := ap.Asked()
 		if len(calls) != 1 {
 			t.Fatalf("the approver was asked %d times, want once", len(calls))
 		}
@@ -128,12 +103,12 @@ func TestSessionApprovals(t *testing.T) {
 	t.Run("allow session", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t)
-		ap := &approver{answer: verdict(hub.AllowSession)}
+		ap := &hubtest.Approver{Answer: hubtest.Verdict(hub.AllowSession)}
 		r := f.approvingSession(t, ap)
 		if tf := r.turn("ask-twice", nil); !tf.OK || tf.Text != "first: once, second: once" {
 			t.Errorf("turn: %+v, want ok, both calls allowed once (hub remembers the session's allow itself)", tf)
 		}
-		if n := len(ap.asked()); n != 1 {
+		if n := len(ap.Asked()); n != 1 {
 			t.Errorf("the approver was asked %d times, want once: the second call has the first's title", n)
 		}
 		for _, name := range []string{"twice-1.txt", "twice-2.txt"} {
@@ -146,7 +121,7 @@ func TestSessionApprovals(t *testing.T) {
 	t.Run("deny", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t)
-		ap := &approver{answer: verdict(hub.Deny)}
+		ap := &hubtest.Approver{Answer: hubtest.Verdict(hub.Deny)}
 		r := f.approvingSession(t, ap)
 		target := filepath.Join(f.work, "denied.txt")
 		if tf := r.turn("ask: "+target, nil); !tf.OK || tf.Text != "" {
@@ -173,7 +148,7 @@ func TestSessionApprovals(t *testing.T) {
 	t.Run("stop", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t)
-		ap := &approver{answer: verdict(hub.Stop)}
+		ap := &hubtest.Approver{Answer: hubtest.Verdict(hub.Stop)}
 		r := f.approvingSession(t, ap)
 		target := filepath.Join(f.work, "stopped.txt")
 		tf := r.turn("ask: "+target, nil)
@@ -194,12 +169,12 @@ func TestSessionApprovals(t *testing.T) {
 	t.Run("no call", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t)
-		ap := &approver{answer: verdict(hub.AllowOnce)}
+		ap := &hubtest.Approver{Answer: hubtest.Verdict(hub.AllowOnce)}
 		r := f.approvingSession(t, ap)
 		if tf := r.turn("ask-bare", nil); !tf.OK || tf.Text != "outcome: selected reject" {
 			t.Errorf("turn: %+v, want the request refused (reject)", tf)
 		}
-		if n := len(ap.asked()); n != 0 {
+		if n := len(ap.Asked()); n != 0 {
 			t.Errorf("the approver was asked %d times about a request that names no call", n)
 		}
 		r.close()
@@ -218,8 +193,8 @@ func TestSessionApprovalInterrupted(t *testing.T) {
 	answered := make(chan struct{})
 	var r *session
 	first := true
-	ap := &approver{}
-	ap.answer = func(ctx context.Context, _ hub.ToolCall) hub.Decision {
+	ap := &hubtest.Approver{}
+	ap.Answer = func(ctx context.Context, _ hub.ToolCall) hub.Decision {
 		if !first {
 			return hub.Decision{Verdict: hub.AllowOnce}
 		}
@@ -260,7 +235,7 @@ func TestSessionApprovalInterrupted(t *testing.T) {
 	if _, err := os.Stat(target); err == nil {
 		t.Errorf("%s is on disk: the late allow ran the cancelled call", target)
 	}
-	if n := len(ap.asked()); n != 2 {
+	if n := len(ap.Asked()); n != 2 {
 		t.Errorf("the approver was asked %d times, want 2", n)
 	}
 	r.close()
@@ -282,7 +257,7 @@ func TestSessionApprovalFlood(t *testing.T) {
 		release := make(chan struct{})
 		var mu sync.Mutex
 		busy, most := 0, 0
-		ap := &approver{answer: func(ctx context.Context, _ hub.ToolCall) hub.Decision {
+		ap := &hubtest.Approver{Answer: func(ctx context.Context, _ hub.ToolCall) hub.Decision {
 			mu.Lock()
 			busy++
 			most = max(most, busy)
@@ -306,7 +281,7 @@ func TestSessionApprovalFlood(t *testing.T) {
 		if want := fmt.Sprintf("once %d, reject %d, cancelled 0", queued, flood-queued); !tf.OK || tf.Text != want {
 			t.Errorf("turn: %+v, want ok with %q", tf, want)
 		}
-		if n := len(ap.asked()); n != queued || most != 1 {
+		if n := len(ap.Asked()); n != queued || most != 1 {
 			t.Errorf("the approver was asked %d times, at most %d at once; want %d, one at a time", n, most, queued)
 		}
 		fin := r.close()
@@ -317,7 +292,7 @@ func TestSessionApprovalFlood(t *testing.T) {
 	t.Run("stop", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t)
-		ap := &approver{answer: verdict(hub.Stop)}
+		ap := &hubtest.Approver{Answer: hubtest.Verdict(hub.Stop)}
 		r := f.approvingSession(t, ap)
 		tf := r.turn("flood", nil)
 		if tf.OK || tf.Error == nil || tf.Error.Bin != events.BinPermissionDenied || tf.Error.Reason != events.ReasonToolDenied {
@@ -327,7 +302,7 @@ func TestSessionApprovalFlood(t *testing.T) {
 		if fin := r.close(); fin.OK || fin.Error == nil || fin.Error.Reason != events.ReasonToolDenied {
 			t.Errorf("run.finished %+v, want permission_denied/tool_denied", fin.Error)
 		}
-		if n := len(ap.asked()); n != 1 {
+		if n := len(ap.Asked()); n != 1 {
 			t.Errorf("the approver was asked %d times, want once: after its stop every request is refused unasked", n)
 		}
 		if pid != 0 && alive(pid) {

@@ -27,27 +27,6 @@ func TestRealApproval(t *testing.T) {
 	}})
 }
 
-// recorder is an approver that records the calls it is asked about and
-// answers with answer.
-type recorder struct {
-	mu     sync.Mutex
-	calls  []hub.ToolCall
-	answer func(context.Context, hub.ToolCall) hub.Decision
-}
-
-func (r *recorder) approve(ctx context.Context, c hub.ToolCall) hub.Decision {
-	r.mu.Lock()
-	r.calls = append(r.calls, c)
-	r.mu.Unlock()
-	return r.answer(ctx, c)
-}
-
-func (r *recorder) asked() []hub.ToolCall {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]hub.ToolCall(nil), r.calls...)
-}
-
 // TestRealApprovalChangedEdit: OpenCode 1.18.33 writes the content it
 // computed when it asked, over a change made while the approver thought
 // (testdata/approvals/opencode, timing: e-changed.txt); hub's broker
@@ -60,16 +39,16 @@ func TestRealApprovalChangedEdit(t *testing.T) {
 	if err := os.WriteFile(target, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ap := &recorder{answer: func(context.Context, hub.ToolCall) hub.Decision {
+	ap := &hubtest.Approver{Answer: func(context.Context, hub.ToolCall) hub.Decision {
 		_ = os.WriteFile(target, []byte("one\nSOMEONE ELSE\nthree\n"), 0o644)
 		return hub.Decision{Verdict: hub.AllowOnce}
 	}}
-	r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.approve))
+	r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.Approve))
 	tf := r.Turn("Edit it. "+string(mockllm.Call)+" "+hubtest.JSONCall("edit", map[string]string{"filePath": target, "oldString": "two", "newString": "TWO"}), nil)
 	if !tf.OK {
 		t.Errorf("turn: %+v, want ok (the refusal ends OpenCode's turn)", tf)
 	}
-	calls := ap.asked()
+	calls := ap.Asked()
 	if len(calls) != 1 || calls[0].Kind != events.ToolEdit || len(calls[0].Paths) != 1 || calls[0].Paths[0] != target || calls[0].Diff == "" {
 		t.Fatalf("asked about %+v, want the edit of %s with its diff", calls, target)
 	}
@@ -101,7 +80,7 @@ func TestRealApprovalInterrupt(t *testing.T) {
 	answered := make(chan struct{})
 	var r *hubtest.SessionRun
 	var once sync.Once
-	ap := &recorder{answer: func(ctx context.Context, _ hub.ToolCall) hub.Decision {
+	ap := &hubtest.Approver{Answer: func(ctx context.Context, _ hub.ToolCall) hub.Decision {
 		first := false
 		once.Do(func() { first = true })
 		if !first {
@@ -116,7 +95,7 @@ func TestRealApprovalInterrupt(t *testing.T) {
 		return hub.Decision{Verdict: hub.AllowOnce}
 	}}
 	e := agent.Prepare(t, hubtest.Setup{})
-	r = e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.approve))
+	r = e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.Approve))
 	target := filepath.Join(e.Work, "cancelled.txt")
 	tf := r.Turn("Write it. "+string(mockllm.Call)+" "+hubtest.JSONCall("write", map[string]string{"filePath": target, "content": "x"}), nil)
 	select {
@@ -169,17 +148,17 @@ func TestRealApprovalGrant(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ap := &recorder{answer: func(context.Context, hub.ToolCall) hub.Decision {
+			ap := &hubtest.Approver{Answer: func(context.Context, hub.ToolCall) hub.Decision {
 				return hub.Decision{Verdict: hub.Deny, Message: "not today"}
 			}}
 			a := agent
 			a.Session = func(req *hub.Request) { req.Permission = "workspace-write" }
 			e := a.Prepare(t, hubtest.Setup{})
-			r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.approve))
+			r := e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.Approve))
 			if tf := r.Turn("Do it. "+string(mockllm.Call)+" "+tt.call(e.Work), nil); !tf.OK {
 				t.Errorf("turn: %+v, want ok", tf)
 			}
-			asked := ap.asked()
+			asked := ap.Asked()
 			_, err := os.Stat(tt.file(e.Work))
 			switch {
 			case tt.ask == "" && (len(asked) != 0 || err != nil):

@@ -27,33 +27,12 @@ func TestRealApproval(t *testing.T) {
 	}})
 }
 
-// recorder is an approver that records the calls it is asked about and
-// answers with answer.
-type recorder struct {
-	mu     sync.Mutex
-	calls  []hub.ToolCall
-	answer func(context.Context, hub.ToolCall) hub.Decision
-}
-
-func (r *recorder) approve(ctx context.Context, c hub.ToolCall) hub.Decision {
-	r.mu.Lock()
-	r.calls = append(r.calls, c)
-	r.mu.Unlock()
-	return r.answer(ctx, c)
-}
-
-func (r *recorder) asked() []hub.ToolCall {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.calls)
-}
-
 // approvalSession starts a live pi session with approver ap under level.
-func approvalSession(t *testing.T, level grant.Level, ap *recorder) (*hubtest.Env, *hubtest.SessionRun) {
+func approvalSession(t *testing.T, level grant.Level, ap *hubtest.Approver) (*hubtest.Env, *hubtest.SessionRun) {
 	a := agent
 	a.Session = func(req *hub.Request) { req.Permission = level }
 	e := a.Prepare(t, hubtest.Setup{})
-	return e, e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.approve))
+	return e, e.StartSession(t, budget.Limits{IdleTimeout: time.Minute}, hub.WithApprover(ap.Approve))
 }
 
 // toolFinished is the session's tool.finished of its one call.
@@ -96,14 +75,14 @@ func TestRealApprovalGrant(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ap := &recorder{answer: func(context.Context, hub.ToolCall) hub.Decision {
+			ap := &hubtest.Approver{Answer: func(context.Context, hub.ToolCall) hub.Decision {
 				return hub.Decision{Verdict: hub.Deny, Message: "not today"}
 			}}
 			e, r := approvalSession(t, grant.WorkspaceWrite, ap)
 			if tf := r.Turn("do it MOCK_CALL "+tt.call(e.Work), nil); !tf.OK {
 				t.Errorf("turn: %+v, want ok", tf)
 			}
-			asked := ap.asked()
+			asked := ap.Asked()
 			_, err := os.Stat(tt.file(e.Work))
 			fin := toolFinished(t, r)
 			switch {
@@ -134,7 +113,7 @@ func TestRealApprovalAbort(t *testing.T) {
 	var mu sync.Mutex
 	answered := false
 	var r *hubtest.SessionRun
-	ap := &recorder{answer: func(ctx context.Context, _ hub.ToolCall) hub.Decision {
+	ap := &hubtest.Approver{Answer: func(ctx context.Context, _ hub.ToolCall) hub.Decision {
 		go func() { _ = r.S.Interrupt() }()
 		select {
 		case <-release:
@@ -166,7 +145,7 @@ func TestRealApprovalAbort(t *testing.T) {
 	if _, err := os.Stat(target); err == nil {
 		t.Errorf("%s is on disk: the withdrawn call ran", target)
 	}
-	if n := len(ap.asked()); n != 1 {
+	if n := len(ap.Asked()); n != 1 {
 		t.Errorf("the approver was asked %d times, want 1", n)
 	}
 	r.Close()
