@@ -99,6 +99,7 @@ func (r *runner) resumeRequest(sid string, d time.Duration) Request {
 	lim := r.req.Limits
 	req := r.req
 	req.Prompt, req.Resume, req.NoTools = FinalAnswerPrompt, sid, true
+	req.Files = nil // sent with the first prompt
 	tools := r.s.meter.Steps()
 	req.Limits = budget.Limits{
 		Timeout:      d,

@@ -105,6 +105,15 @@ type Request struct {
 	// KeepSandbox keeps the sandbox after the run (a sandbox_kept notice
 	// says where) instead of removing it.
 	KeepSandbox bool
+	// Files are read-only context files for the agent (--file): each a
+	// path (as the agent is to know it; ReadFile gives the absolute path)
+	// and its content, UTF-8 text of at most MaxFileBytes. hub inlines
+	// them ahead of Prompt (adapters.InlineFiles) for every agent, the one
+	// form each CLI carries whole (docs/cli.md, "Context files"), in a
+	// session's first turn only. A prompt with its files over the agent's
+	// adapters.Info.MaxPromptBytes is refused before anything starts
+	// (invalid_input/prompt_too_large), never cut.
+	Files []adapters.File
 }
 
 // DefaultSchemaRetries is how many repairs of an answer that does not
@@ -134,9 +143,9 @@ func (r *runner) adapterRequest() adapters.Request {
 
 func (r Request) adapterRequest() adapters.Request {
 	return adapters.Request{
-		Agent: r.Agent, Prompt: r.Prompt, Model: r.Model, Resume: r.Resume, Cwd: r.Cwd,
+		Agent: r.Agent, Prompt: adapters.InlineFiles(r.Files, r.Prompt), Model: r.Model, Resume: r.Resume, Cwd: r.Cwd,
 		Bin: r.Bin, Args: r.Args, Env: r.Env, TTY: r.TTY, NoTools: r.NoTools,
 		AgentRetries: r.AgentRetries, NoFailFast: r.NoFailFast, Permission: r.Permission,
-		Auth: r.Auth, Schema: r.Schema,
+		Auth: r.Auth, Schema: r.Schema, Files: r.Files,
 	}
 }

@@ -150,12 +150,15 @@ func (r *runner) run(ctx context.Context) record {
 	if err := checkSandboxRequest(r.req); err != nil {
 		return r.notStarted([]string{bin}, "", err, nil)
 	}
+	if e := checkFiles(r.req, r.req.Agent, ad.Info().MaxPromptBytes, r.opt.session != nil); e != nil {
+		return r.notStarted([]string{bin}, "", e, nil)
+	}
 	if rec, refused := r.grantRun(ctx, ad, bin); refused {
 		return rec
 	}
 	if c, ok := ad.(adapters.RequestChecker); ok {
 		if err := c.CheckRequest(r.req.adapterRequest()); err != nil {
-			return r.notStarted([]string{bin}, "", err, nil)
+			return r.notStarted([]string{bin}, "", withFiles(err, r.req), nil)
 		}
 	}
 	inst, err, cause := r.detect(ctx, ad)
@@ -171,8 +174,9 @@ func (r *runner) run(ctx context.Context) record {
 		// an approver is one turn of a live session, its stream a run's.
 		sr, lv, lerr := r.liveFor(ad)
 		if lerr == nil && s == nil {
-			lv.oneShot = r.req.Prompt
-			if err := lv.live.Check(r.req.Prompt); err != nil {
+			lv.oneShot = adapters.InlineFiles(r.req.Files, r.req.Prompt)
+			if err := lv.live.Check(lv.oneShot); err != nil {
+				err = withFiles(err, r.req)
 				var e *events.Error
 				if !errors.As(err, &e) {
 					e = events.NewError(events.BinInvalidInput, events.ReasonBadRequest, "fix the prompt", "%v", err)
@@ -191,7 +195,7 @@ func (r *runner) run(ctx context.Context) record {
 		spec, err = ad.Command(r.req.adapterRequest(), inst)
 	}
 	if err != nil {
-		return r.notStarted([]string{inst.Path}, inst.Version, err, nil)
+		return r.notStarted([]string{inst.Path}, inst.Version, withFiles(err, r.req), nil)
 	}
 	argv := redact.Argv(append([]string{spec.Path}, spec.Args...))
 	rec, err := r.attempt(ctx, ad, spec, r.req, func(pid int) { r.started(argv, &pid, inst.Version) })

@@ -97,7 +97,8 @@ func WithSessionIdle(d time.Duration) Option {
 
 // NewSession starts a live session of req's agent and returns once the
 // agent's process runs. req.Prompt must be "": the prompts are the turns
-// (Send). The ctx governs the whole session: cancelling it stops the
+// (Send). req.Files go with the first turn only, inlined ahead of its
+// prompt; the agent's session holds them for the turns after. The ctx governs the whole session: cancelling it stops the
 // agent's tree as it stops a run's, and the session ends cancelled/caller.
 //
 // Errors are *events.Error: the agent cannot hold a live session
@@ -114,6 +115,9 @@ func NewSession(ctx context.Context, req Request, opts ...Option) (*Session, err
 	if err != nil {
 		return nil, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			fmt.Sprintf("use one of: %s", strings.Join(adapters.Names(), ", ")), "%v", err)
+	}
+	if e := checkFiles(req, ad.Name(), ad.Info().MaxPromptBytes, true); e != nil {
+		return nil, e
 	}
 	if _, live := ad.(adapters.Sessioner); !live && o.approver != nil {
 		return nil, events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
@@ -361,7 +365,12 @@ func (s *Session) start(prompt string) (int64, error) {
 		return n, nil
 	}
 	s.mu.Unlock()
-	if err := lv.send(n, prompt); err != nil {
+	req := s.req
+	if n != 1 {
+		req.Files = nil // the context files go with the first turn only
+	}
+	if err := lv.send(n, adapters.InlineFiles(req.Files, prompt)); err != nil {
+		err = withFiles(err, req)
 		s.mu.Lock()
 		s.busy = false
 		s.turn--

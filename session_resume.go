@@ -125,6 +125,9 @@ func (s *Session) startResumed(n int64, prompt string) {
 	rs := s.rs
 	req := s.req
 	req.Prompt, req.Resume = prompt, rs.sessionID
+	if n != 1 {
+		req.Files = nil // the context files go with the first turn only
+	}
 	if rs.sessionID == "" {
 		req.Resume = s.req.Resume
 	}

@@ -94,6 +94,7 @@ func (r *runner) structure(ctx context.Context, ad adapters.Adapter, inst adapte
 		r.s.emit(repairNotice(sid, problems, n+1, retries))
 		req := r.req
 		req.Prompt, req.Resume = answer.RepairPrompt(problems), sid
+		req.Files = nil // sent with the first prompt
 		req.Limits.Timeout, req.Limits.Finalize = left, -1
 		got, err := r.resume(ctx, ad, inst, req)
 		if err != nil {

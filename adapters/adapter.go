@@ -81,6 +81,10 @@ type Info struct {
 	// CallerCommand says the caller gives the agent's command, Request.Bin
 	// and Request.Args (adapters/acp): there is no default binary.
 	CallerCommand bool
+	// MaxPromptBytes is the largest prompt the adapter sends the CLI (0:
+	// not known). hub.Run refuses a run whose prompt with its files
+	// (Request.Files) is larger before anything starts.
+	MaxPromptBytes int
 }
 
 // Install is a detected agent binary.
@@ -111,7 +115,7 @@ type Command struct {
 // resume, a sandbox's directory).
 type Request struct {
 	Agent  string // registered adapter name
-	Prompt string // the prompt of this attempt
+	Prompt string // the prompt of this attempt, with Files inlined ahead of it
 	Model  string // agent-specific model name; "" for the agent's default
 	Resume string // session id to resume; "" for a new session
 	Cwd    string // the agent's working directory; "" for hub's
@@ -144,6 +148,11 @@ type Request struct {
 	// CLI's own structured output where there is one, else the prompt
 	// (PromptWithSchema).
 	Schema *answer.Schema
+	// Files are the run's read-only context files (hub.Request.Files), in
+	// the first attempt only (not a resume for a final answer or a
+	// repair). hub has already inlined them into Prompt (InlineFiles): an
+	// adapter must not send them again.
+	Files []File
 }
 
 // CheckPrompt is the prompt check every adapter makes: an empty prompt is

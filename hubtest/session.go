@@ -41,22 +41,32 @@ type SessionRun struct {
 // if the session does not start. Close it with [SessionRun.Close].
 func (e *Env) StartSession(t *testing.T, limits budget.Limits, opts ...hub.Option) *SessionRun {
 	t.Helper()
-	return e.startSession(t, limits, "", opts...)
+	return e.startSession(t, limits, "", nil, opts...)
 }
 
 // ResumeSession is StartSession going on with the agent's session id (an
 // earlier run's session_id).
 func (e *Env) ResumeSession(t *testing.T, limits budget.Limits, id string, opts ...hub.Option) *SessionRun {
 	t.Helper()
-	return e.startSession(t, limits, id, opts...)
+	return e.startSession(t, limits, id, nil, opts...)
 }
 
-func (e *Env) startSession(t *testing.T, limits budget.Limits, resume string, opts ...hub.Option) *SessionRun {
+// StartSessionWith is StartSession with edit changing the request after
+// Agent.Session has (to give it Files, say).
+func (e *Env) StartSessionWith(t *testing.T, limits budget.Limits, edit func(*hub.Request), opts ...hub.Option) *SessionRun {
+	t.Helper()
+	return e.startSession(t, limits, "", edit, opts...)
+}
+
+func (e *Env) startSession(t *testing.T, limits budget.Limits, resume string, edit func(*hub.Request), opts ...hub.Option) *SessionRun {
 	t.Helper()
 	bin := Bin(t, e.Agent.Name)
 	Unbounded(t, &limits)
 	req := hub.Request{Agent: e.Agent.Name, Model: e.Agent.Model, Bin: bin, Cwd: e.Work, Env: slices.Clone(e.Env), Limits: limits, Resume: resume}
 	e.Agent.edit(&req)
+	if edit != nil {
+		edit(&req)
+	}
 	s, err := hub.NewSession(t.Context(), req, opts...)
 	if err != nil {
 		t.Fatalf("NewSession: %v", err)

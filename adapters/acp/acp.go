@@ -68,6 +68,7 @@ var info = adapters.Info{
 			Note: "shell calls are rejected (a shell can write anywhere); " + unasked},
 		grant.Full: {How: grant.Native, Means: "every permission request allowed; fs/* anywhere"},
 	},
+	MaxPromptBytes: MaxPromptBytes,
 }
 
 // Detect implements adapters.Adapter: it finds bin (Request.Bin, the

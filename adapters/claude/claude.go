@@ -68,6 +68,7 @@ var info = adapters.Info{
 		grant.Full: {How: grant.Native, Means: "--permission-mode=bypassPermissions; as root, which Claude Code refuses it to, --permission-mode=acceptEdits --allowedTools=" + rootFullTools + " --add-dir=/",
 			Note: "as root, MCP tools still need approval and are denied"},
 	},
+	MaxPromptBytes: MaxPromptBytes,
 }
 
 // untrustedMeans is how the grants below full keep the working directory's

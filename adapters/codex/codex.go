@@ -88,6 +88,7 @@ var info = adapters.Info{
 			Confined: []events.ToolKind{events.ToolShell}},
 		grant.Full: {How: grant.Native, Means: "--sandbox=danger-full-access"},
 	},
+	MaxPromptBytes: MaxPromptBytes,
 }
 
 // Command implements adapters.Adapter. The argv is

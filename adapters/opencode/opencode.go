@@ -66,6 +66,7 @@ var info = adapters.Info{
 			Note: "OpenCode checks paths by their letters and lets writes through anywhere in the git worktree, so a --cwd holding a link that could lead outside it, or one below the top of its git worktree, is refused before the run; bash is not granted (a shell redirect escapes OpenCode's directory check)"},
 		grant.Full: {How: grant.Native, Means: `--agent=hub-full: {"*":"allow"}`},
 	},
+	MaxPromptBytes: MaxPromptBytes,
 }
 
 // Command implements adapters.Adapter. The argv is

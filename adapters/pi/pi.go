@@ -72,6 +72,7 @@ var info = adapters.Info{
 			Note: "pi has no sandbox, so no shell: hub's extension blocks a write or edit whose path, symbolic links resolved, is outside --cwd, before it runs"},
 		grant.Full: {How: grant.Native, Means: "pi's default tools and the extensions it finds (the user's and the project's)"},
 	},
+	MaxPromptBytes: MaxPromptBytes,
 }
 
 // The tools of pi's read-only and workspace-write grants: --tools is an

@@ -1,0 +1,16 @@
+package opencode_test
+
+import (
+	"testing"
+
+	"github.com/hubcli/hub/hubtest"
+)
+
+// TestRealContextFiles runs the CLI with two --file files (one of
+// hubtest.BigFileBytes, one with a </file> tag and text that is not
+// ASCII): both reach the model whole, in a run and in a live session's
+// first turn only.
+func TestRealContextFiles(t *testing.T) {
+	t.Parallel()
+	hubtest.ContextFiles(t, agent)
+}
