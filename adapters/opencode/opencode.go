@@ -110,7 +110,7 @@ func (*Adapter) command(req adapters.Request, inst adapters.Install, live bool) 
 		// stderr) why a model call failed while it retries it; hub reads those
 		// lines (normalize/opencode.Decoder.DecodeStderr). A clean run logs
 		// nothing at that level.
-		args = []string{"run", "--format", "json", "--title=" + title(req.Prompt), "--print-logs", "--log-level=ERROR"}
+		args = []string{"run", "--format", "json", "--title=" + title(strings.TrimPrefix(req.Prompt, adapters.InlineFiles(req.Files, ""))), "--print-logs", "--log-level=ERROR"}
 		if req.Model != "" {
 			args = append(args, "--model="+req.Model)
 		}

@@ -47,8 +47,8 @@ func acpAction(kill <-chan struct{}) cli.ActionFunc {
 		if err != nil {
 			return err
 		}
-		if err := p.load(c.Context, nil); err != nil { // prices, --schema, --cwd; reads no prompt
-			return acpUsage(err)
+		if err := p.load(c.Context, nil); err != nil { // prices, --schema, --cwd, --file; reads no prompt
+			return acpUsage(toldBeforeStart(err, c.App.ErrWriter))
 		}
 		if p.warning != "" {
 			fmt.Fprintf(c.App.ErrWriter, "hub: warning: %s\n", p.warning)

@@ -69,8 +69,8 @@ func chatAction(kill <-chan struct{}) cli.ActionFunc {
 			return usagef("chat: stdin is not a terminal: hub chat is a conversation at a terminal; a script sends a session's prompts with " +
 				`hub run --session-in - (one JSON object a line: {"prompt":"…"})`)
 		}
-		if err := p.load(c.Context, nil); err != nil { // prices, --cwd, --raw-log; no prompt to read
-			return chatUsage(err)
+		if err := p.load(c.Context, nil); err != nil { // prices, --cwd, --file, --raw-log; no prompt to read
+			return chatUsage(toldBeforeStart(err, c.App.ErrWriter))
 		}
 		if p.warning != "" {
 			fmt.Fprintf(c.App.ErrWriter, "hub: warning: %s\n", p.warning)

@@ -27,6 +27,7 @@ import (
 var notInFile = map[string]string{
 	"resume":       "a session belongs to one run",
 	"prompt-file":  "the prompt belongs to one run",
+	"file":         "context files belong to one run's prompt: a default would be inlined into every run",
 	"session-in":   "a session's input belongs to one session",
 	"raw-log":      "one file for every run would be replaced by each",
 	"status-file":  "one file for every run would be replaced by each",

@@ -48,6 +48,7 @@ type runOptions struct {
 	RawLog     string // --raw-log FILE, "" for none
 	StatusFile string // --status-file FILE, "" for none
 	PromptFile string
+	Files      []string // --file PATH…: context files, read by load
 	// SessionIn is --session-in FILE (- for stdin): a session's prompts,
 	// "" for a one-shot run.
 	SessionIn  string
@@ -109,6 +110,7 @@ func newRunOptions(c *cli.Context) runOptions {
 		RawLog:        c.String("raw-log"),
 		StatusFile:    c.String("status-file"),
 		PromptFile:    c.String("prompt-file"),
+		Files:         c.StringSlice("file"),
 		SessionIn:     c.String("session-in"),
 		Prices:        c.String("prices"),
 		PricesSet:     c.IsSet("prices"),
@@ -172,8 +174,9 @@ type runPlan struct {
 	req        hub.Request
 	prompt     promptSource
 	promptFile string
-	loadPrices bool   // the agent needs hub's price table (pricesFile on top)
-	pricesFile string // --prices
+	files      []string // --file, read by load into req.Files
+	loadPrices bool     // the agent needs hub's price table (pricesFile on top)
+	pricesFile string   // --prices
 	output     string
 	color      string // --color: auto, always or never
 	rawLog     string
@@ -228,7 +231,7 @@ func (o runOptions) plan() (runPlan, error) {
 	if err := checkColor(o.Color); err != nil {
 		return runPlan{}, err
 	}
-	p := runPlan{output: o.Output, color: o.Color, rawLog: o.RawLog, pricesFile: o.Prices, schemaFile: o.Schema, diffOut: o.DiffOut, statusFile: o.StatusFile,
+	p := runPlan{output: o.Output, color: o.Color, rawLog: o.RawLog, pricesFile: o.Prices, files: o.Files, schemaFile: o.Schema, diffOut: o.DiffOut, statusFile: o.StatusFile,
 		session: o.session(), sessionIn: o.SessionIn, turnTimeout: o.TurnTimeout, sessionIdle: o.SessionIdle}
 	if p.prompt, err = o.promptSource(); err != nil {
 		return runPlan{}, err
@@ -485,6 +488,9 @@ func (o runOptions) swallowedFlag() error {
 	for _, g := range o.Protect {
 		values = append(values, struct{ flag, value string }{"protect", g})
 	}
+	for _, f := range o.Files {
+		values = append(values, struct{ flag, value string }{"file", f})
+	}
 	for _, e := range o.Env {
 		values = append(values, struct{ flag, value string }{"env", e})
 	}
@@ -561,12 +567,13 @@ func runFlagTakesValue(name string) (takesValue, known bool) {
 	return false, false
 }
 
-// load does what plan left: it loads the price table, checks --cwd, opens
-// --raw-log (see openRawLog) and reads the prompt (--prompt-file, or
-// stdin; see readPrompt), in that order, so that a mistake in the command
-// line is reported before hub takes its stdin. Errors are usage errors, but
-// for a prompt read that ctx, --timeout or the size cap stopped: that is
-// a stopBeforeStart, and the run is still reported (see runAction). On a
+// load does what plan left: it loads the price table, checks --cwd, reads
+// the --file files (hub.ReadFile), opens --raw-log (see openRawLog) and
+// reads the prompt (--prompt-file, or stdin; see readPrompt), in that
+// order, so that a mistake in the command line is reported before hub
+// takes its stdin. Errors are usage errors, but for a --file hub does not
+// send and a prompt read that ctx, --timeout or the size cap stopped: that
+// is a stopBeforeStart, and the run is still reported (see runAction). On a
 // usage error nothing is left open.
 func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 	if p.loadPrices {
@@ -587,6 +594,17 @@ func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 			return usagef("run: --cwd %s is not a directory", cwd)
 		}
+	}
+	// --file: a file hub does not send ends the run before it starts
+	// (invalid_input/bad_request), and before the prompt is read.
+	var fileErr error
+	for _, path := range p.files {
+		f, err := hub.ReadFile(path)
+		if err != nil {
+			fileErr = err
+			break
+		}
+		p.req.Files = append(p.req.Files, f)
 	}
 	if p.prompt == promptFile {
 		// Checked before --raw-log replaces its file; read below.
@@ -624,6 +642,9 @@ func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 			return err
 		}
 		p.diffOutFile = f
+	}
+	if fileErr != nil {
+		return stopBeforeStart{fileErr}
 	}
 	if p.prompt == promptArgs || p.prompt == promptNone {
 		return nil
@@ -748,4 +769,20 @@ func (o runOptions) checkApprove() error {
 		_ = tty.Close()
 	}
 	return nil
+}
+
+// toldBeforeStart is err for a command that reports no run of its own
+// (hub chat, hub acp): a stopBeforeStart with an *events.Error (a --file
+// hub does not send) is told on stderr and exits with its bin's status.
+func toldBeforeStart(err error, stderr io.Writer) error {
+	var stop stopBeforeStart
+	var e *events.Error
+	if !errors.As(err, &stop) || !errors.As(stop.cause, &e) {
+		return err
+	}
+	fmt.Fprintf(stderr, "hub: %s/%s: %s\n", e.Bin, e.Reason, e.Message)
+	if e.Hint != "" {
+		fmt.Fprintf(stderr, "hub: hint: %s\n", e.Hint)
+	}
+	return statusError{e.Bin.ExitCode()}
 }
