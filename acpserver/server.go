@@ -28,8 +28,9 @@ type Config struct {
 	// Prompt is set to the prompt's text; Cwd to the session's cwd
 	// (session/new's; the template's when it gives none); Resume to the
 	// agent's session id from the session's previous run (the template's
-	// for a session's first prompt). Everything else (model, limits,
-	// permission, sandbox, env, …) is used as it is.
+	// for a session's first prompt); Files go with a session's first
+	// prompt only. Everything else (model, limits, permission, sandbox,
+	// env, …) is used as it is.
 	Request hub.Request
 	// Options are given to every run (hub.WithKill, WithOrphans,
 	// WithConfirm, …). A WithRunID here would give every run the same id.
@@ -192,6 +193,9 @@ type session struct {
 	// resuming the last); nil before the first prompt and after its
 	// process ended.
 	live *hub.Session
+	// prompted: a prompt of the session has run, so the template's
+	// context files (Request.Files) went with it and are not sent again.
+	prompted bool
 }
 
 var _ acp.Agent = (*server)(nil)
@@ -279,6 +283,10 @@ func (s *server) Prompt(_ context.Context, p acp.PromptRequest) (acp.PromptRespo
 		req.Cwd = sess.cwd
 	}
 	req.Resume = sess.resume
+	if sess.prompted {
+		req.Files = nil // the first prompt's, in the agent's session now
+	}
+	sess.prompted = true
 	s.runs.Add(1)
 	s.mu.Unlock()
 	defer s.runs.Done()

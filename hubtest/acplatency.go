@@ -56,14 +56,15 @@ func ACPLatency(t *testing.T, a Agent) {
 		a.Name, n, cpuModel(), follow[len(follow)/2], follow[0], follow[len(follow)-1])
 }
 
-// serveACP serves hub acp (acpserver.Serve, cfg with a's request in e) to
-// the client cl over pipes, initialized; end closes the connection, waits
-// for Serve, and fails t if a process of e is left.
+// serveACP serves hub acp (acpserver.Serve, cfg with a's request in e,
+// and cfg.Request's Files) to the client cl over pipes, initialized; end
+// closes the connection, waits for Serve, and fails t if a process of e is
+// left.
 func serveACP(t *testing.T, a Agent, e *Env, cfg acpserver.Config, cl acp.Client) (conn *acp.ClientSideConnection, end func()) {
 	t.Helper()
 	limits := budget.Limits{IdleTimeout: time.Minute}
 	Unbounded(t, &limits)
-	cfg.Request = hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Env: slices.Clone(e.Env), Limits: limits}
+	cfg.Request = hub.Request{Agent: a.Name, Model: a.Model, Bin: Bin(t, a.Name), Env: slices.Clone(e.Env), Limits: limits, Files: cfg.Request.Files}
 	toClient, fromServer := io.Pipe()
 	toServer, fromClient := io.Pipe()
 	done := make(chan error, 1)

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	acp "github.com/coder/acp-go-sdk"
+
 	"github.com/hubcli/hub"
+	"github.com/hubcli/hub/acpserver"
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/budget"
 	"github.com/hubcli/hub/mockllm"
@@ -63,23 +66,56 @@ func wantFiles(t *testing.T, call mockllm.Request, files []adapters.File, prompt
 	}
 }
 
+// wantSentOnce fails t unless call, the model call of a second turn,
+// carries the conversation with the files once, in the first turn's
+// message, and not again with the second prompt.
+func wantSentOnce(t *testing.T, call mockllm.Request, files []adapters.File, prompt string) {
+	t.Helper()
+	if !strings.Contains(call.LastUserText, "second-answer") {
+		t.Fatalf("last model call's last user text %.200q, want the second turn's", call.LastUserText)
+	}
+	wantFiles(t, call, files, prompt)
+	if strings.Contains(call.LastUserText, "</file-") {
+		t.Errorf("the second turn's prompt carries context files again: %.200q", call.LastUserText)
+	}
+}
+
+// filesPrompt is the prompt of ContextFiles' runs.
+const filesPrompt = "Use the two files. " + string(mockllm.Text)
+
+// ContextFilesRun is ContextFiles' one-shot run, its request changed by
+// edit (when not nil) after the files are set: with an edit that makes it
+// a run of the CLI's ACP wrapper (--agent acp), the wrapper gets the files
+// as every agent does, in the prompt's text.
+func ContextFilesRun(t *testing.T, a Agent, edit func(*hub.Request)) {
+	t.Helper()
+	e := a.Prepare(t, Setup{})
+	files := contextFiles(t, e)
+	r := e.Run(t, filesPrompt, budget.Limits{}, func(req *hub.Request) {
+		req.Files = files
+		if edit != nil {
+			edit(req)
+		}
+	})
+	if !r.Fin.OK || r.Fin.Text != mockllm.TextAnswer {
+		t.Errorf("run.finished ok=%v text=%q error=%+v, want ok with %q", r.Fin.OK, r.Fin.Text, r.Fin.Error, mockllm.TextAnswer)
+	}
+	calls := ModelCalls(e.Server)
+	if len(calls) == 0 {
+		t.Fatal("no model call")
+	}
+	wantFiles(t, calls[0], files, filesPrompt)
+}
+
 // ContextFiles checks Request.Files with the real CLI against the mock: a
 // run with two files (one of BigFileBytes, one TrickyFile) whose prompt
-// asks for text gets both whole to the model; in a live session they go
-// with the first turn only.
+// asks for text gets both whole to the model; in a live session, and in
+// hub acp's ACP session, they go with the first turn only.
 func ContextFiles(t *testing.T, a Agent) {
-	const prompt = "Use the two files. " + string(mockllm.Text)
+	const prompt = filesPrompt
 	t.Run("Run", func(t *testing.T) {
 		t.Parallel()
-		e := a.Prepare(t, Setup{})
-		files := contextFiles(t, e)
-		r := e.Run(t, prompt, budget.Limits{}, func(req *hub.Request) { req.Files = files })
-		a.WantOK(t, r, mockllm.TextAnswer)
-		calls := ModelCalls(e.Server)
-		if len(calls) == 0 {
-			t.Fatal("no model call")
-		}
-		wantFiles(t, calls[0], files, prompt)
+		ContextFilesRun(t, a, nil)
 	})
 	t.Run("Session", func(t *testing.T) {
 		t.Parallel()
@@ -100,14 +136,30 @@ func ContextFiles(t *testing.T, a Agent) {
 		}
 		wantFiles(t, calls[0], files, prompt)
 		last := calls[len(calls)-1]
-		if !strings.Contains(last.LastUserText, "second-answer") {
-			t.Fatalf("last model call's last user text %q, want the second turn's", last.LastUserText)
+		wantSentOnce(t, last, files, prompt)
+	})
+	t.Run("ACP", func(t *testing.T) {
+		// hub acp: the files go with the first prompt of each ACP session.
+		t.Parallel()
+		e := a.Prepare(t, Setup{})
+		files := contextFiles(t, e)
+		conn, end := serveACP(t, a, e, acpserver.Config{Request: hub.Request{Files: files}}, &latencyClient{})
+		defer end()
+		s, err := conn.NewSession(t.Context(), acp.NewSessionRequest{Cwd: e.Work, McpServers: []acp.McpServer{}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		// The second call carries the conversation: the files once, in the
-		// first turn's message, not again with the second prompt.
-		wantFiles(t, last, files, prompt)
-		if strings.Contains(last.LastUserText, "</file-") {
-			t.Errorf("the second turn's prompt carries context files again: %.200q", last.LastUserText)
+		for _, p := range []string{prompt, "second turn MOCK_ANSWER second-answer"} {
+			resp, err := conn.Prompt(t.Context(), acp.PromptRequest{SessionId: s.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock(p)}})
+			if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+				t.Fatalf("prompt %q: %+v, %v", p, resp, err)
+			}
 		}
+		calls := ModelCalls(e.Server)
+		if len(calls) < 2 {
+			t.Fatalf("%d model calls, want 2", len(calls))
+		}
+		wantFiles(t, calls[0], files, prompt)
+		wantSentOnce(t, calls[len(calls)-1], files, prompt)
 	})
 }

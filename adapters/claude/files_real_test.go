@@ -14,3 +14,10 @@ func TestRealContextFiles(t *testing.T) {
 	t.Parallel()
 	hubtest.ContextFiles(t, agent)
 }
+
+// TestRealACPContextFiles: through claude-agent-acp (--agent acp) the files
+// reach the model whole too, inlined in the prompt's text block.
+func TestRealACPContextFiles(t *testing.T) {
+	t.Parallel()
+	hubtest.ContextFilesRun(t, agent, claudeACP(t))
+}
