@@ -10,6 +10,7 @@ import (
 	"github.com/hubcli/hub"
 	"github.com/hubcli/hub/adapters"
 	"github.com/hubcli/hub/adapters/claude"
+	"github.com/hubcli/hub/adapters/codex"
 	"github.com/hubcli/hub/events"
 )
 
@@ -116,6 +117,21 @@ func TestRunFilesRefused(t *testing.T) {
 			}
 		})
 	}
+	t.Run("CodexChars", func(t *testing.T) {
+		// Under Codex's bytes, over its characters: refused by its
+		// CheckRequest, before its version probe, naming the files.
+		t.Parallel()
+		bin, marker := markerAgent(t)
+		wide := strings.Repeat("é", 600_000) // 1.2 MB, 600,000 characters
+		files := []adapters.File{{Path: "/a/1", Content: wide}, {Path: "/a/2", Content: wide}}
+		fin := hub.Run(context.Background(), hub.Request{Agent: codex.Name, Bin: bin, Prompt: "read them", Files: files}, func(events.Event) error { return nil })
+		if e := fin.Error; e == nil || e.Reason != events.ReasonPromptTooLarge || !strings.Contains(e.Message, "/a/2 (1200000 bytes)") || !strings.Contains(e.Message, "characters") {
+			t.Fatalf("Run = %+v, want invalid_input/prompt_too_large counting characters and naming the files", fin.Error)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("the agent's binary ran: nothing may start")
+		}
+	})
 	t.Run("Session", func(t *testing.T) {
 		t.Parallel()
 		bin, marker := markerAgent(t)

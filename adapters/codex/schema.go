@@ -44,8 +44,15 @@ const (
 )
 
 // CheckRequest implements adapters.RequestChecker: a --schema outside
-// OpenAI's strict subset is refused before anything starts.
+// OpenAI's strict subset, and a prompt whose context files (req.Files)
+// make it longer than Codex takes (MaxPromptChars), are refused before
+// anything starts.
 func (*Adapter) CheckRequest(req adapters.Request) error {
+	if len(req.Files) > 0 && req.Prompt != "" {
+		if err := checkPrompt(req.Prompt); err != nil {
+			return err
+		}
+	}
 	if req.Schema == nil {
 		return nil
 	}
