@@ -124,9 +124,10 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 // through files of hub's (adapters.TempFiles, removed by the command's
 // Cleanup): --system-prompt-file and --append-system-prompt-file (hidden
 // from --help in 2.1.328, read whole: no argv limit). A replaced prompt
-// still starts with Claude Code's one-line identity block ("You are Claude
-// Code, Anthropic's official CLI for Claude…"), which Claude Code always
-// sends; on --resume Claude Code reuses the prompt it first rendered
+// still starts with Claude Code's one-line identity block ("You are a
+// Claude agent, built on Anthropic's Claude Agent SDK.") and is followed
+// by its environment section (working directory, platform, model, date),
+// which Claude Code always sends; on --resume Claude Code reuses the prompt it first rendered
 // (--system-prompt-snapshot, on by default). Errors are internal: a file
 // that could not be written.
 func runCommand(req adapters.Request, inst adapters.Install, head ...string) (adapters.Command, error) {
