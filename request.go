@@ -87,6 +87,22 @@ type Request struct {
 	// that does not match Schema, with its problems (answer.RepairPrompt):
 	// 0 means DefaultSchemaRetries, a negative count none.
 	SchemaRetries int
+	// SystemPrompt, when not "", replaces the agent's own system prompt;
+	// AppendSystemPrompt, when not "", is added after the agent's (or
+	// SystemPrompt). Both are the text itself (the CLI's --system-prompt
+	// @FILE is read by hub's command). Each adapter gives it to the CLI
+	// through a file it writes in a private temporary directory, removed
+	// when the agent's process ends, so no argv or environment limit
+	// applies (docs/agents.md has the table): Claude Code
+	// --system-prompt-file / --append-system-prompt-file (a replaced prompt
+	// keeps Claude Code's one-line identity block), Codex
+	// model_instructions_file / developer_instructions (a profile file of
+	// hub's in CODEX_HOME; a live session's thread/start fields), OpenCode
+	// hub's agent's prompt / instructions, pi --system-prompt /
+	// --append-system-prompt with the file's path. An ACP agent refuses
+	// them (invalid_input/bad_request) before anything starts.
+	SystemPrompt       string
+	AppendSystemPrompt string
 	// Sandbox, when Copy or Worktree, runs the agent in a sandbox of Cwd
 	// (SPEC §6.3, package sandbox): the agent's working directory is the
 	// sandbox's, every change it made there is reported (file.changed,
@@ -146,6 +162,6 @@ func (r Request) adapterRequest() adapters.Request {
 		Agent: r.Agent, Prompt: adapters.InlineFiles(r.Files, r.Prompt), Model: r.Model, Resume: r.Resume, Cwd: r.Cwd,
 		Bin: r.Bin, Args: r.Args, Env: r.Env, TTY: r.TTY, NoTools: r.NoTools,
 		AgentRetries: r.AgentRetries, NoFailFast: r.NoFailFast, Permission: r.Permission,
-		Auth: r.Auth, Schema: r.Schema, Files: r.Files,
+		Auth: r.Auth, Schema: r.Schema, Files: r.Files, SystemPrompt: r.SystemPrompt, AppendSystemPrompt: r.AppendSystemPrompt,
 	}
 }

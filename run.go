@@ -197,6 +197,9 @@ func (r *runner) run(ctx context.Context) record {
 	if err != nil {
 		return r.notStarted([]string{inst.Path}, inst.Version, withFiles(err, r.req), nil)
 	}
+	if spec.Cleanup != nil {
+		defer spec.Cleanup() // the process has ended when run returns
+	}
 	argv := redact.Argv(append([]string{spec.Path}, spec.Args...))
 	rec, err := r.attempt(ctx, ad, spec, r.req, func(pid int) { r.started(argv, &pid, inst.Version) })
 	if err != nil {

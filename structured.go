@@ -282,6 +282,9 @@ func (r *runner) resume(ctx context.Context, ad adapters.Adapter, inst adapters.
 	if err != nil {
 		return record{}, err
 	}
+	if spec.Cleanup != nil {
+		defer spec.Cleanup()
+	}
 	r.s.meter.Continue()
 	began := r.began
 	r.began = time.Now()

@@ -106,6 +106,11 @@ type Command struct {
 	// Stdin, when not nil, is written to the agent's stdin, which is then
 	// closed. When nil, stdin is /dev/null.
 	Stdin []byte
+	// Cleanup, when not nil, removes what building the command wrote for
+	// the process (its TempFiles: the system prompt's files). The run
+	// calls it once, after the process has ended, or when it does not
+	// start.
+	Cleanup func()
 }
 
 // Request is what an adapter sees of a run's request (hub.Request, whose
@@ -153,6 +158,13 @@ type Request struct {
 	// repair). hub has already inlined them into Prompt (InlineFiles): an
 	// adapter must not send them again.
 	Files []File
+	// SystemPrompt, when not "", replaces the agent's own system prompt
+	// (hub.Request.SystemPrompt); AppendSystemPrompt, when not "", is added
+	// after it. Each adapter passes them to the CLI through a file it
+	// writes (TempFiles), never in argv or one environment variable, or
+	// refuses them (invalid_input/bad_request) where the CLI has no way.
+	SystemPrompt       string
+	AppendSystemPrompt string
 }
 
 // CheckPrompt is the prompt check every adapter makes: an empty prompt is

@@ -101,6 +101,9 @@ type Agent struct {
 	// binary, Model and the Env are set: an ACP adapter of the CLI driven
 	// through --agent acp sets Agent, Bin and its environment there.
 	Session func(req *hub.Request)
+	// DefaultSystem is a phrase of the CLI's own system prompt, which a
+	// replaced one (Request.SystemPrompt) removes ([SystemPrompts]).
+	DefaultSystem string
 }
 
 // PromptCheck is where the prompt must arrive in the first model call.

@@ -54,6 +54,7 @@ func parseChat(body []byte) (call, error) {
 		}
 	}
 	c.scenario, c.afterMarker = chooseScenario(user, system)
+	c.system = strings.Join(system, "\n\n")
 	if len(user) > 0 {
 		c.userText, c.lastUserText, c.userTexts = user[0], user[len(user)-1], user
 	}

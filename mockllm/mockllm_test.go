@@ -955,3 +955,26 @@ func TestBrokenConnections(t *testing.T) {
 		})
 	}
 }
+
+func TestRequestSystem(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, path, body, want string
+	}{
+		{"messages string", "/v1/messages", `{"model":"m","max_tokens":1,"system":"SYS","messages":[{"role":"user","content":"hi"}]}`, "SYS"},
+		{"messages blocks", "/v1/messages", `{"model":"m","max_tokens":1,"system":[{"type":"text","text":"A"},{"type":"text","text":"B"}],"messages":[{"role":"user","content":"hi"}]}`, "A\nB"},
+		{"messages none", "/v1/messages", `{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"chat system and developer", "/v1/chat/completions", `{"messages":[{"role":"system","content":"S1"},{"role":"user","content":"hi"},{"role":"developer","content":[{"type":"text","text":"D1"}]}]}`, "S1\n\nD1"},
+		{"responses instructions and developer", "/v1/responses", `{"model":"m","instructions":"INS","input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"DEV"}]},{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]}`, "INS\n\nDEV"},
+		{"responses string input", "/v1/responses", `{"model":"m","input":"hi"}`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := start(t)
+			io.Copy(io.Discard, post(t, t.Context(), s.URL()+tt.path, []byte(tt.body)).Body)
+			if got := s.Requests(); len(got) != 1 || got[0].System != tt.want {
+				t.Errorf("POST %s %s: Requests() = %+v, want one with System %q", tt.path, tt.body, got, tt.want)
+			}
+		})
+	}
+}

@@ -301,6 +301,7 @@ type call struct {
 	userText     string   // the first user message's text
 	lastUserText string   // the last user message's text
 	userTexts    []string // every user message's text, in order
+	system       string   // the system text: Request.System
 	// afterMarker is the rest of the marker's line, after the marker word
 	// that chose the scenario: " write {...}" for [Call].
 	afterMarker string

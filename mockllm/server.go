@@ -55,6 +55,13 @@ type Request struct {
 	// holds: 0 in a session's first model call; a later turn of the same
 	// conversation carries the earlier turns' answers.
 	Answered int
+	// System is the system text the call carried, its parts joined with
+	// a blank line: the Anthropic Messages API's system (its text blocks
+	// joined with "\n") and any system-role message; Chat Completions'
+	// system and developer messages; the Responses API's instructions and
+	// its system and developer input items. Where a CLI puts its own and
+	// a caller's instructions is there to see.
+	System string
 }
 
 // Server is a running mock model server. Its methods are safe for concurrent
@@ -250,6 +257,7 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request, api wireAPI) {
 		LastUserText: c.lastUserText,
 		UserTexts:    c.userTexts,
 		Answered:     c.answered,
+		System:       c.system,
 		Tools:        c.toolNames(),
 	}
 	id := s.record(req)

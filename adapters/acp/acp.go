@@ -101,7 +101,7 @@ func (a *Adapter) Detect(_ context.Context, bin string) (adapters.Install, error
 
 // CheckRequest implements adapters.RequestChecker: an ACP run needs a
 // command, speaks JSON-RPC over pipes (not a terminal: --tty is refused),
-// and takes a prompt of at most MaxPromptBytes. A request without a prompt
+// carries no system prompt (invalid_input/bad_request), and takes a prompt of at most MaxPromptBytes. A request without a prompt
 // (nor --schema) is left to Command, which refuses it: a live session's
 // request has none (its turns are checked one by one: Live.Check).
 func (a *Adapter) CheckRequest(req adapters.Request) error {
@@ -112,6 +112,11 @@ func (a *Adapter) CheckRequest(req adapters.Request) error {
 	if req.TTY {
 		return events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
 			"run it without --tty: ACP is JSON-RPC over pipes", "--tty cannot carry the Agent Client Protocol (a terminal echoes and rewrites what it carries)")
+	}
+	if req.SystemPrompt != "" || req.AppendSystemPrompt != "" {
+		// ACP has no system prompt: only some agents read one from
+		// session/new's _meta (claude-agent-acp), each its own way.
+		return adapters.NoSystemPrompt("an ACP agent", "a system prompt (--system-prompt, --append-system-prompt): the Agent Client Protocol has no field for one; give it to the agent through its own configuration")
 	}
 	if req.Prompt == "" && req.Schema == nil {
 		return nil

@@ -100,12 +100,18 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if err := adapters.CheckPrompt(Name, req.Prompt, MaxPromptBytes); err != nil {
 		return adapters.Command{}, err
 	}
-	cmd := runCommand(req, inst, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages")
+	var schema string
 	if req.Schema != nil {
-		schema, err := schemaArg(req.Schema)
-		if err != nil {
+		var err error
+		if schema, err = schemaArg(req.Schema); err != nil {
 			return adapters.Command{}, err
 		}
+	}
+	cmd, err := runCommand(req, inst, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages")
+	if err != nil {
+		return cmd, err
+	}
+	if schema != "" {
 		cmd.Args = append(cmd.Args, "--json-schema="+schema)
 	}
 	cmd.Stdin = []byte(req.Prompt)
@@ -113,10 +119,31 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 }
 
 // runCommand is the command of every Claude Code process hub starts for
-// req, one-shot or live (SessionCommand): head, then model, session and
-// the permission level's flags; and its environment.
-func runCommand(req adapters.Request, inst adapters.Install, head ...string) adapters.Command {
+// req, one-shot or live (SessionCommand): head, then model, session, the
+// system prompt's files and the permission level's flags; and its
+// environment. Request.SystemPrompt and Request.AppendSystemPrompt go
+// through files of hub's (adapters.TempFiles, removed by the command's
+// Cleanup): --system-prompt-file and --append-system-prompt-file (hidden
+// from --help in 2.1.328, read whole: no argv limit). A replaced prompt
+// still starts with Claude Code's one-line identity block ("You are a
+// Claude agent, built on Anthropic's Claude Agent SDK.") and is followed
+// by its environment section (working directory, platform, model, date),
+// which Claude Code always sends; on --resume Claude Code reuses the prompt it first rendered
+// (--system-prompt-snapshot, on by default). Errors are internal: a file
+// that could not be written.
+func runCommand(req adapters.Request, inst adapters.Install, head ...string) (adapters.Command, error) {
+	var files adapters.TempFiles
+	system, appended, err := adapters.SystemPromptFiles(&files, req)
+	if err != nil {
+		return adapters.Command{}, err
+	}
 	args := head
+	if system != "" {
+		args = append(args, "--system-prompt-file="+system)
+	}
+	if appended != "" {
+		args = append(args, "--append-system-prompt-file="+appended)
+	}
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
@@ -133,7 +160,7 @@ func runCommand(req adapters.Request, inst adapters.Install, head ...string) ada
 	if req.AgentRetries != nil {
 		env = append(env, fmt.Sprintf("CLAUDE_CODE_MAX_RETRIES=%d", *req.AgentRetries))
 	}
-	return adapters.Command{Path: inst.Path, Args: args, Env: env}
+	return adapters.WithTempFiles(adapters.Command{Path: inst.Path, Args: args, Env: env}, nil, &files)
 }
 
 // approvalArgs are a run's permission flags when it has an approver

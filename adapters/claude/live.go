@@ -23,7 +23,7 @@ var _ adapters.Sessioner = (*Adapter)(nil)
 // process, until its stdin closes (2.1.328, recorded against mockllm in
 // testdata/live/claude). It prints nothing before the first message.
 func (*Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	return runCommand(req, inst, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--include-partial-messages"), nil
+	return runCommand(req, inst, "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--include-partial-messages")
 }
 
 // NewLive implements adapters.Sessioner.

@@ -44,6 +44,9 @@ var agent = hubtest.Agent{
 	// Claude runs Bash in a process group of its own; a stopped run must
 	// still kill the tool and what it started.
 	ToolKilledTimeout: 15 * time.Second,
+	// A heading of Claude Code's own prompt (2.1.328); a replaced prompt
+	// keeps only its one-line identity block.
+	DefaultSystem: "# Harness",
 }
 
 // TestReal runs the conformance scenarios. AgentRetries: --agent-retries 1
@@ -61,4 +64,11 @@ func TestReal(t *testing.T) {
 func TestRealTTY(t *testing.T) {
 	t.Parallel()
 	hubtest.ConformanceTTY(t, agent)
+}
+
+// TestRealSystemPrompt: --system-prompt and --append-system-prompt reach
+// the model through --system-prompt-file and --append-system-prompt-file.
+func TestRealSystemPrompt(t *testing.T) {
+	t.Parallel()
+	hubtest.SystemPrompts(t, agent)
 }

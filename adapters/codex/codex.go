@@ -8,9 +8,12 @@
 package codex
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
@@ -133,6 +136,12 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if err != nil {
 		return adapters.Command{}, err
 	}
+	var files adapters.TempFiles
+	instr, err := instructionArgs(req, &files)
+	if err != nil {
+		return adapters.WithTempFiles(adapters.Command{}, err, &files)
+	}
+	args = append(args, instr...)
 	if req.Resume != "" {
 		// A session id starting with "-" would be read as a flag: "--"
 		// ends the options of `resume`, which takes --output-schema
@@ -141,7 +150,52 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	} else {
 		args = append(append(args, schema...), "-")
 	}
-	return adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt)}, nil
+	return adapters.WithTempFiles(adapters.Command{Path: inst.Path, Args: args, Stdin: []byte(req.Prompt)}, nil, &files)
+}
+
+// instructionArgs are the options of a one-shot command that carry
+// Request.SystemPrompt and Request.AppendSystemPrompt, each through a file
+// (no argv limit): -c model_instructions_file=PATH, a file of files, which
+// replaces Codex's base instructions ("You are Codex…"; 0.169.0 sends them
+// as the first developer input item); and --profile NAME, a profile file
+// hub writes in CODEX_HOME (NAME.config.toml, mode 0600, removed with
+// files: 0.169.0 takes a profile only by plain name, from CODEX_HOME)
+// setting developer_instructions, which Codex sends as a developer message
+// of its own after the base instructions. -c developer_instructions=TEXT
+// would put the text in argv, limited to 128 KiB. A live session puts both
+// in thread/start instead. Errors are internal: a file not written.
+func instructionArgs(req adapters.Request, files *adapters.TempFiles) ([]string, error) {
+	var args []string
+	if req.SystemPrompt != "" {
+		p, err := files.Write("model-instructions.md", []byte(req.SystemPrompt))
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-c", "model_instructions_file="+tomlString(p))
+	}
+	if req.AppendSystemPrompt != "" {
+		home := codexHome(req.Env)
+		if home == "" {
+			return nil, events.NewError(events.BinInternal, "",
+				"set HOME or CODEX_HOME: hub writes --append-system-prompt to a profile file in Codex's home",
+				"codex: no CODEX_HOME and no HOME")
+		}
+		_ = os.MkdirAll(home, 0o700) // as Codex makes it; WriteIn says why not
+		name, err := files.WriteIn(home, "hub-instructions-", ".config.toml",
+			[]byte("developer_instructions = "+tomlString(req.AppendSystemPrompt)+"\n"))
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--profile", strings.TrimSuffix(filepath.Base(name), ".config.toml"))
+	}
+	return args, nil
+}
+
+// tomlString is s as a TOML basic string: JSON's string escapes (\", \\,
+// \n, \uXXXX) are all TOML's.
+func tomlString(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
 }
 
 // checkPrompt refuses a prompt Codex would refuse or cut: over
@@ -220,20 +274,28 @@ type config struct {
 // readConfig reads $CODEX_HOME/config.toml as ConfigModel describes; the
 // zero config when there is none or it does not parse.
 func readConfig(extra []string) config {
-	getenv := func(k string) string { return adapters.Getenv(extra, k) }
-	dir := getenv("CODEX_HOME")
+	dir := codexHome(extra)
 	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return config{}
-		}
-		dir = filepath.Join(home, ".codex")
+		return config{}
 	}
 	var cfg config
 	if _, err := toml.DecodeFile(filepath.Join(dir, "config.toml"), &cfg); err != nil {
 		return config{}
 	}
 	return cfg
+}
+
+// codexHome is Codex's home directory: CODEX_HOME, else ~/.codex, with
+// CODEX_HOME and HOME taken from extra (the run's K=V additions) before
+// hub's environment; "" when neither is set.
+func codexHome(extra []string) string {
+	if dir := adapters.Getenv(extra, "CODEX_HOME"); dir != "" {
+		return dir
+	}
+	if home := adapters.Getenv(extra, "HOME"); home != "" {
+		return filepath.Join(home, ".codex")
+	}
+	return ""
 }
 
 // retryArgs makes Codex retry a failed model call at most n times in this

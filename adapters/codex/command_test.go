@@ -119,3 +119,42 @@ func TestCommandAgentRetries(t *testing.T) {
 		t.Errorf("NoTools: args %q, want a read-only sandbox", got)
 	}
 }
+
+// TestCommandSystemPrompt: the replaced prompt goes through
+// model_instructions_file, the appended one through a profile file of
+// hub's in CODEX_HOME, both removed by the command's Cleanup.
+func TestCommandSystemPrompt(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	cmd, err := (&codex.Adapter{}).Command(adapters.Request{Prompt: "hi", Env: []string{"CODEX_HOME=" + home},
+		SystemPrompt: "S \"q\"\n", AppendSystemPrompt: "A \\ é\n"}, adapters.Install{Path: "/bin/codex"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(cmd.Args, " ")
+	i := strings.Index(args, `-c model_instructions_file="`)
+	j := slices.Index(cmd.Args, "--profile")
+	if i < 0 || j < 0 || cmd.Cleanup == nil {
+		t.Fatalf("args = %q (Cleanup %v); want model_instructions_file, --profile and a Cleanup", cmd.Args, cmd.Cleanup != nil)
+	}
+	var sysPath string
+	for _, a := range cmd.Args {
+		if p, ok := strings.CutPrefix(a, "model_instructions_file="); ok {
+			sysPath = strings.Trim(p, `"`)
+		}
+	}
+	if b, err := os.ReadFile(sysPath); err != nil || string(b) != "S \"q\"\n" {
+		t.Errorf("model_instructions_file %s = %q, %v", sysPath, b, err)
+	}
+	profile := filepath.Join(home, cmd.Args[j+1]+".config.toml")
+	b, err := os.ReadFile(profile)
+	if want := "developer_instructions = \"A \\\\ é\\n\"\n"; err != nil || string(b) != want {
+		t.Errorf("profile %s = %q, %v; want %q", profile, b, err, want)
+	}
+	cmd.Cleanup()
+	for _, p := range []string{sysPath, profile} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after Cleanup, Stat(%s) = %v; want it removed", p, err)
+		}
+	}
+}

@@ -98,7 +98,7 @@ const (
 //
 //	{"id":1,"method":"initialize","params":{"clientInfo":{…},"capabilities":null}} → {"id":1,"result":{…}}
 //	{"method":"initialized"}
-//	{"id":2,"method":"thread/start","params":{"cwd","approvalPolicy":"never","sandbox",["model"]}} → {"id":2,"result":{"thread":{"id",…},"model",…}}
+//	{"id":2,"method":"thread/start","params":{"cwd","approvalPolicy":"never","sandbox",["model"],["baseInstructions"],["developerInstructions"]}} → {"id":2,"result":{"thread":{"id",…},"model",…}}
 //	{"id":1000+n,"method":"turn/start","params":{"threadId","input":[{"type":"text","text":"…","text_elements":[]}]}} → {"result":{"turn":{"id",…}}}, then the turn's notifications to turn/completed
 //	{"id":…,"method":"turn/interrupt","params":{"threadId","turnId"}} → turn/completed with status interrupted
 //
@@ -325,6 +325,13 @@ func (l *live) thread() {
 	params := map[string]any{"cwd": l.cwd, "approvalPolicy": policy, "sandbox": l.sandbox}
 	if l.req.Model != "" {
 		params["model"] = l.req.Model
+	}
+	// The system prompt goes in the JSON line, on stdin: no argv limit.
+	if l.req.SystemPrompt != "" {
+		params["baseInstructions"] = l.req.SystemPrompt
+	}
+	if l.req.AppendSystemPrompt != "" {
+		params["developerInstructions"] = l.req.AppendSystemPrompt
 	}
 	method := "thread/start"
 	if l.req.Resume != "" {

@@ -56,6 +56,8 @@ var agent = hubtest.Agent{
 	// the command left running (TestRealToolOutlivesTurn). Stopping the run
 	// must kill the tool, the native binary and the Node wrapper.
 	ToolKilledTimeout: 6 * time.Second,
+	// A phrase of Codex's own base instructions (0.169.0).
+	DefaultSystem: "You have a vivid inner life as Codex",
 }
 
 // configure writes a CODEX_HOME whose config.toml points Codex at the
@@ -167,4 +169,11 @@ func TestRealToolOutlivesTurn(t *testing.T) {
 	if started == nil || finished == nil || finished.CallID != started.CallID || finished.Status != events.ToolError {
 		t.Errorf("tool.started %+v, tool.finished %+v: want the still-running call closed as an error", started, finished)
 	}
+}
+
+// TestRealSystemPrompt: --system-prompt and --append-system-prompt reach
+// the model, one-shot and in a live session (hubtest.SystemPrompts).
+func TestRealSystemPrompt(t *testing.T) {
+	t.Parallel()
+	hubtest.SystemPrompts(t, agent)
 }

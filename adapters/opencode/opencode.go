@@ -139,9 +139,15 @@ func (*Adapter) command(req adapters.Request, inst adapters.Install, live bool) 
 	if req.NoTools {
 		name, rules, about = finalAgent, `{"*":"ask"}`, "hub's final-answer resume: no tool may run"
 	}
+	var files adapters.TempFiles
+	system, appended, err := adapters.SystemPromptFiles(&files, req)
+	if err != nil {
+		return adapters.Command{}, err
+	}
 	// A run must not update the binary under hub's feet.
 	cmd := adapters.Command{Path: inst.Path, Args: append(args, "--agent="+name), Stdin: []byte(prompt), Env: []string{"OPENCODE_DISABLE_AUTOUPDATE=1"}}
-	inline := withAgent(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"), name, rules, about)
+	inline := withAgent(adapters.Getenv(req.Env, "OPENCODE_CONFIG_CONTENT"), name, rules, about, system)
+	inline = withInstructions(inline, appended)
 	if live {
 		cmd.Args, cmd.Stdin = args, nil
 		inline = asDefault(inline, name)
@@ -154,7 +160,7 @@ func (*Adapter) command(req adapters.Request, inst adapters.Install, live bool) 
 		// its code, nor widen the grant.
 		cmd.EnvLast = append(cmd.EnvLast, "OPENCODE_DISABLE_PROJECT_CONFIG=1")
 	}
-	return cmd, nil
+	return adapters.WithTempFiles(cmd, nil, &files)
 }
 
 // untrustedMeans is how the grants below full keep the working directory's
@@ -323,8 +329,12 @@ func approvalRules(level grant.Level) string {
 // the permission rules (a JSON object), merged into the inline config the
 // caller set when that is a JSON object. The caller's values are kept as
 // they were written: the order of a permission object's keys is its
-// meaning.
-func withAgent(inline, name, rules, about string) string {
+// meaning. promptFile, when not "", is the absolute path of the agent's
+// system prompt (Request.SystemPrompt), given as "{file:PATH}": OpenCode
+// substitutes the file's text when it loads the config, so the text is in
+// no environment variable, and an agent's prompt replaces the provider's
+// default one (1.18.33's LLMRequestPrep).
+func withAgent(inline, name, rules, about, promptFile string) string {
 	var cfg map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(inline), &cfg); err != nil || cfg == nil {
 		cfg = map[string]json.RawMessage{}
@@ -333,10 +343,34 @@ func withAgent(inline, name, rules, about string) string {
 	if err := json.Unmarshal(cfg["agent"], &agents); err != nil || agents == nil {
 		agents = map[string]json.RawMessage{}
 	}
-	agent, _ := json.Marshal(map[string]any{"mode": "primary", "permission": json.RawMessage(rules), "description": about})
+	def := map[string]any{"mode": "primary", "permission": json.RawMessage(rules), "description": about}
+	if promptFile != "" {
+		def["prompt"] = "{file:" + promptFile + "}"
+	}
+	agent, _ := json.Marshal(def)
 	agents[name] = agent
 	cfg["agent"], _ = json.Marshal(agents)
 	b, _ := json.Marshal(cfg) // maps of JSON values always marshal
+	return string(b)
+}
+
+// withInstructions returns inline config (withAgent's) with the file path
+// added to its instructions, after the caller's: OpenCode adds each
+// instructions file's text to the system prompt, after the agent's
+// (Request.AppendSystemPrompt). path "" leaves inline as it is.
+func withInstructions(inline, path string) string {
+	if path == "" {
+		return inline
+	}
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(inline), &cfg); err != nil || cfg == nil {
+		return inline // not reached: withAgent's is an object
+	}
+	var list []json.RawMessage
+	_ = json.Unmarshal(cfg["instructions"], &list) // a caller's that is no array is replaced
+	p, _ := json.Marshal(path)
+	cfg["instructions"], _ = json.Marshal(append(list, p))
+	b, _ := json.Marshal(cfg)
 	return string(b)
 }
 

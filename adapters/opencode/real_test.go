@@ -71,6 +71,8 @@ var agent = hubtest.Agent{
 	// for) names each failed call, which hub counts, without a status.
 	HubCountsRetries:   true,
 	RetryStatusUnknown: true,
+	// The first line of OpenCode's default prompt for the provider (1.18.33).
+	DefaultSystem: "You are opencode, an interactive CLI tool",
 }
 
 // TestReal runs the conformance scenarios. Errors: the mock's retry-after
@@ -226,4 +228,11 @@ func TestRealConfigErrors(t *testing.T) {
 			t.Errorf("message %q does not name the model", r.Fin.Error.Message)
 		}
 	})
+}
+
+// TestRealSystemPrompt: --system-prompt and --append-system-prompt reach
+// the model, one-shot and in a live session (hubtest.SystemPrompts).
+func TestRealSystemPrompt(t *testing.T) {
+	t.Parallel()
+	hubtest.SystemPrompts(t, agent)
 }

@@ -22,11 +22,12 @@ var _ adapters.Sessioner = (*Adapter)(nil)
 // stdin closes (0.73.1, recorded against mockllm in testdata/live/pi; its
 // docs/rpc.md).
 func (*Adapter) SessionCommand(req adapters.Request, inst adapters.Install) (adapters.Command, error) {
-	args, err := runArgs(req)
+	var files adapters.TempFiles
+	args, err := runArgs(req, &files)
 	if err != nil {
-		return adapters.Command{}, err
+		return adapters.WithTempFiles(adapters.Command{}, err, &files)
 	}
-	return adapters.Command{Path: inst.Path, Args: append([]string{"--mode", "rpc"}, args...)}, nil
+	return adapters.WithTempFiles(adapters.Command{Path: inst.Path, Args: append([]string{"--mode", "rpc"}, args...)}, nil, &files)
 }
 
 // NewLive implements adapters.Sessioner.

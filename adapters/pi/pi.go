@@ -114,9 +114,10 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	if err != nil {
 		return adapters.Command{}, err
 	}
-	args, err := runArgs(req)
+	var files adapters.TempFiles
+	args, err := runArgs(req, &files)
 	if err != nil {
-		return adapters.Command{}, err
+		return adapters.WithTempFiles(adapters.Command{}, err, &files)
 	}
 	cmd := adapters.Command{Path: inst.Path, Args: append([]string{"--print", "--mode", "json"}, args...)}
 	if argSafe(prompt) {
@@ -124,16 +125,33 @@ func (*Adapter) Command(req adapters.Request, inst adapters.Install) (adapters.C
 	} else {
 		cmd.Stdin = []byte(prompt)
 	}
-	return cmd, nil
+	return adapters.WithTempFiles(cmd, nil, &files)
 }
 
 // runArgs are the arguments of every pi process hub starts for req, one-shot
-// or live (SessionCommand): model, session and the permission level's tool
-// flags, or with an approver below full hub's gate's (approvalArgs; in a
-// one-shot command, print mode, pi gives extensions no UI, and the gate
-// blocks every call). Errors are Command's: bad_model, bad_session, internal.
-func runArgs(req adapters.Request) ([]string, error) {
+// or live (SessionCommand): model, session, the system prompt's files and
+// the permission level's tool flags, or with an approver below full hub's
+// gate's (approvalArgs; in a one-shot command, print mode, pi gives
+// extensions no UI, and the gate blocks every call). Request.SystemPrompt
+// and Request.AppendSystemPrompt are written to files of files
+// (adapters.SystemPromptFiles) whose absolute paths go to --system-prompt
+// and --append-system-prompt: pi 0.73.1 reads a value that names an
+// existing file as that file and any other as text (resolvePromptInput),
+// so the text itself, which could be a path, never goes in argv. pi still
+// adds its context files, skills, date and working directory after a
+// replaced prompt. Errors are Command's: bad_model, bad_session, internal.
+func runArgs(req adapters.Request, files *adapters.TempFiles) ([]string, error) {
 	var args []string
+	system, appended, err := adapters.SystemPromptFiles(files, req)
+	if err != nil {
+		return nil, err
+	}
+	if system != "" {
+		args = append(args, "--system-prompt", system)
+	}
+	if appended != "" {
+		args = append(args, "--append-system-prompt", appended)
+	}
 	if provider, model, ok := strings.Cut(req.Model, "/"); ok {
 		if provider == "" || model == "" {
 			return nil, events.NewError(events.BinInvalidInput, events.ReasonBadModel,
@@ -154,7 +172,6 @@ func runArgs(req adapters.Request) ([]string, error) {
 	}
 	level := req.Permission.OrDefault()
 	var toolFlags []string
-	var err error
 	if gated(req) {
 		toolFlags, err = approvalArgs()
 	} else {

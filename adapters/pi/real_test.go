@@ -110,6 +110,8 @@ var agent = hubtest.Agent{
 	Skip: map[string]string{
 		"FailFast": "pi's auto-retry does not retry a 401 (seen with its default retries: no retry notice), so there is no retry to stop",
 	},
+	// The first line of pi's own prompt (0.73.1).
+	DefaultSystem: "You are an expert coding assistant operating inside pi",
 }
 
 // TestReal runs the conformance scenarios.
@@ -295,4 +297,11 @@ func retrying(t *testing.T, e *hubtest.Env, r hubtest.Result) bool {
 	calls := len(hubtest.ModelCalls(e.Server))
 	t.Logf("stopped after %s, %d retry notices, %d model calls", r.Took.Round(time.Millisecond), retries, calls)
 	return retries >= 1 && calls >= 2
+}
+
+// TestRealSystemPrompt: --system-prompt and --append-system-prompt reach
+// the model, one-shot and in a live session (hubtest.SystemPrompts).
+func TestRealSystemPrompt(t *testing.T) {
+	t.Parallel()
+	hubtest.SystemPrompts(t, agent)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 	"mvdan.cc/sh/v3/shell"
@@ -64,11 +65,15 @@ type runOptions struct {
 	// SchemaRetries is --schema-retries: repairs of an answer that does
 	// not match --schema (0 = none).
 	SchemaRetries int
-	Sandbox       string   // --sandbox: none, copy or worktree
-	Protect       []string // --protect GLOB…
-	Apply         bool
-	DiffOut       string // --diff-out FILE, "" for none
-	KeepSandbox   bool
+	// SystemPrompt and AppendSystemPrompt are --system-prompt and
+	// --append-system-prompt as given: TEXT, or @FILE (read by load).
+	SystemPrompt       string
+	AppendSystemPrompt string
+	Sandbox            string   // --sandbox: none, copy or worktree
+	Protect            []string // --protect GLOB…
+	Apply              bool
+	DiffOut            string // --diff-out FILE, "" for none
+	KeepSandbox        bool
 
 	Timeout      time.Duration // 0 = no limit
 	IdleTimeout  time.Duration // 0 = none
@@ -99,51 +104,53 @@ type runOptions struct {
 // newRunOptions reads hub run's flags and arguments from c.
 func newRunOptions(c *cli.Context) runOptions {
 	return runOptions{
-		Agent:         c.String("agent"),
-		Model:         c.String("model"),
-		Cwd:           c.String("cwd"),
-		Resume:        c.String("resume"),
-		Bin:           c.String("bin"),
-		ACPCommand:    c.String("acp-command"),
-		Output:        c.String("output"),
-		Color:         c.String("color"),
-		RawLog:        c.String("raw-log"),
-		StatusFile:    c.String("status-file"),
-		PromptFile:    c.String("prompt-file"),
-		Files:         c.StringSlice("file"),
-		SessionIn:     c.String("session-in"),
-		Prices:        c.String("prices"),
-		PricesSet:     c.IsSet("prices"),
-		Env:           c.StringSlice("env"),
-		Permission:    c.String("permission"),
-		Auth:          c.String("auth"),
-		Confirm:       c.Bool("confirm"),
-		Approve:       c.String("approve"),
-		Yes:           c.Bool("yes"),
-		Schema:        c.String("schema"),
-		SchemaRetries: c.Int("schema-retries"),
-		Sandbox:       c.String("sandbox"),
-		Protect:       c.StringSlice("protect"),
-		Apply:         c.Bool("apply"),
-		DiffOut:       c.String("diff-out"),
-		KeepSandbox:   c.Bool("keep-sandbox"),
-		Timeout:       c.Duration("timeout"),
-		IdleTimeout:   c.Duration("idle-timeout"),
-		Grace:         c.Duration("grace"),
-		Linger:        c.Duration("linger"),
-		Finalize:      c.Duration("finalize-timeout"),
-		TurnTimeout:   c.Duration("turn-timeout"),
-		SessionIdle:   c.Duration("session-idle"),
-		MaxCostUSD:    c.Float64("max-cost"),
-		MaxTokens:     c.Int64("max-tokens"),
-		MaxTurns:      c.Int64("max-turns"),
-		MaxToolSteps:  c.Int64("max-tool-steps"),
-		AgentRetries:  c.Int("agent-retries"),
-		MaxLine:       c.Int("max-line"),
-		NoFailFast:    c.Bool("no-fail-fast"),
-		TTY:           c.Bool("tty"),
-		Args:          c.Args().Slice(),
-		DashDash:      endedByDashDash(commandTail(c)),
+		Agent:              c.String("agent"),
+		Model:              c.String("model"),
+		Cwd:                c.String("cwd"),
+		Resume:             c.String("resume"),
+		Bin:                c.String("bin"),
+		ACPCommand:         c.String("acp-command"),
+		Output:             c.String("output"),
+		Color:              c.String("color"),
+		RawLog:             c.String("raw-log"),
+		StatusFile:         c.String("status-file"),
+		PromptFile:         c.String("prompt-file"),
+		Files:              c.StringSlice("file"),
+		SessionIn:          c.String("session-in"),
+		Prices:             c.String("prices"),
+		PricesSet:          c.IsSet("prices"),
+		Env:                c.StringSlice("env"),
+		Permission:         c.String("permission"),
+		Auth:               c.String("auth"),
+		Confirm:            c.Bool("confirm"),
+		Approve:            c.String("approve"),
+		Yes:                c.Bool("yes"),
+		Schema:             c.String("schema"),
+		SchemaRetries:      c.Int("schema-retries"),
+		SystemPrompt:       c.String("system-prompt"),
+		AppendSystemPrompt: c.String("append-system-prompt"),
+		Sandbox:            c.String("sandbox"),
+		Protect:            c.StringSlice("protect"),
+		Apply:              c.Bool("apply"),
+		DiffOut:            c.String("diff-out"),
+		KeepSandbox:        c.Bool("keep-sandbox"),
+		Timeout:            c.Duration("timeout"),
+		IdleTimeout:        c.Duration("idle-timeout"),
+		Grace:              c.Duration("grace"),
+		Linger:             c.Duration("linger"),
+		Finalize:           c.Duration("finalize-timeout"),
+		TurnTimeout:        c.Duration("turn-timeout"),
+		SessionIdle:        c.Duration("session-idle"),
+		MaxCostUSD:         c.Float64("max-cost"),
+		MaxTokens:          c.Int64("max-tokens"),
+		MaxTurns:           c.Int64("max-turns"),
+		MaxToolSteps:       c.Int64("max-tool-steps"),
+		AgentRetries:       c.Int("agent-retries"),
+		MaxLine:            c.Int("max-line"),
+		NoFailFast:         c.Bool("no-fail-fast"),
+		TTY:                c.Bool("tty"),
+		Args:               c.Args().Slice(),
+		DashDash:           endedByDashDash(commandTail(c)),
 	}
 }
 
@@ -181,10 +188,13 @@ type runPlan struct {
 	color      string // --color: auto, always or never
 	rawLog     string
 	schemaFile string // --schema, compiled by load
-	diffOut    string // --diff-out, opened by load
-	warning    string // printed on stderr before the run starts
-	approval   approval
-	approve    string // --approve's mode; "" for none
+	// systemPrompt and appendSystemPrompt are the flags' values, TEXT or
+	// @FILE, which load reads into the request.
+	systemPrompt, appendSystemPrompt string
+	diffOut                          string // --diff-out, opened by load
+	warning                          string // printed on stderr before the run starts
+	approval                         approval
+	approve                          string // --approve's mode; "" for none
 
 	// A session (--session-in, hub chat): its prompts come from sessionIn
 	// (a file, or - for stdin) or the terminal; req.Prompt, if any, is
@@ -275,6 +285,7 @@ func (o runOptions) plan() (runPlan, error) {
 		return runPlan{}, err
 	}
 	p.approve = o.Approve
+	p.systemPrompt, p.appendSystemPrompt = o.SystemPrompt, o.AppendSystemPrompt
 	p.req = hub.Request{
 		Agent:      o.Agent,
 		Model:      o.Model,
@@ -606,6 +617,13 @@ func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 		}
 		p.req.Files = append(p.req.Files, f)
 	}
+	var err error
+	if p.req.SystemPrompt, err = systemPromptText("system-prompt", p.systemPrompt); err != nil {
+		return err
+	}
+	if p.req.AppendSystemPrompt, err = systemPromptText("append-system-prompt", p.appendSystemPrompt); err != nil {
+		return err
+	}
 	if p.prompt == promptFile {
 		// Checked before --raw-log replaces its file; read below.
 		if _, err := os.Stat(p.promptFile); err != nil {
@@ -661,6 +679,52 @@ func (p *runPlan) load(ctx context.Context, stdin io.Reader) error {
 	}
 	p.req.Prompt = prompt
 	return err
+}
+
+// MaxSystemPromptBytes is the largest file --system-prompt @FILE and
+// --append-system-prompt @FILE read: 1 MiB.
+const MaxSystemPromptBytes = 1 << 20
+
+// systemPromptText is the text of --flag's value v: v itself, or for
+// "@FILE" the file's text, which must be UTF-8 and at most
+// MaxSystemPromptBytes ("" stays "": no system prompt). A file that cannot
+// be read, is too large or is not UTF-8 is invalid_input/bad_request,
+// reported as a run that did not start (stopBeforeStart), naming the file.
+// "@@TEXT" is the text "@TEXT".
+func systemPromptText(flag, v string) (string, error) {
+	if t, ok := strings.CutPrefix(v, "@@"); ok {
+		return "@" + t, nil
+	}
+	path, ok := strings.CutPrefix(v, "@")
+	if !ok {
+		return v, nil
+	}
+	refuse := func(format string, args ...any) (string, error) {
+		return "", stopBeforeStart{events.NewError(events.BinInvalidInput, events.ReasonBadRequest,
+			fmt.Sprintf("give --%s a UTF-8 text file of at most %d bytes, or the text itself (@@ for a text starting with @)", flag, MaxSystemPromptBytes),
+			"--%s @%s: %s", flag, path, fmt.Sprintf(format, args...))}
+	}
+	if path == "" {
+		return refuse("no file named after @")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		return refuse("is a directory")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSystemPromptBytes+1))
+	switch {
+	case err != nil:
+		return refuse("%v", err)
+	case len(b) > MaxSystemPromptBytes:
+		return refuse("over %d bytes", MaxSystemPromptBytes)
+	case !utf8.Valid(b):
+		return refuse("not UTF-8 text")
+	}
+	return string(b), nil
 }
 
 // MaxPromptBytes is the largest prompt hub reads from --prompt-file or
