@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hubcli/hub"
+	"github.com/hubcli/hub/hubtest"
 	"github.com/hubcli/hub/hubtest/fakeagent"
 	"github.com/hubcli/hub/internal/proc"
 )
@@ -86,25 +87,35 @@ func TestTTY(t *testing.T) {
 // hub.StopWait, and nothing of the tree is left.
 func TestTTYTimeout(t *testing.T) {
 	t.Parallel()
-	const timeout, grace = 2 * time.Second, 500 * time.Millisecond
+	const grace = 500 * time.Millisecond
 	for _, d := range fakeagent.Dialects() {
 		t.Run(d, func(t *testing.T) {
 			t.Parallel()
-			r := runHub(t, d, "tty-hang", runOpts{args: []string{"--tty", "--timeout", timeout.String(), "--grace", grace.String()}})
-			wantErr(t, r, "timeout", "wall", 8)
-			if r.fin.Signal == nil || *r.fin.Signal != "SIGKILL" {
-				t.Errorf("run.finished signal = %v, want SIGKILL (the agent ignores SIGTERM)", r.fin.Signal)
-			}
-			grandchildGone(t, r)
-			if len(r.of("session.started")) != 1 {
-				t.Errorf("%d session.started events, want the one the agent wrote before it hung", len(r.of("session.started")))
-			}
-			if bound := timeout + grace + hub.StopWait; r.took < timeout || r.took > bound {
-				t.Errorf("hub ran %s, want between --timeout %s and %s (+ --grace, hub.StopWait)", r.took, timeout, bound)
-			}
-			if strings.Contains(string(r.stderr), "panic") {
-				t.Errorf("hub's stderr: %s", r.stderr)
-			}
+			// A --timeout that ran out before the agent got to its hang
+			// (its grandchild started, session.started written: a busy
+			// machine) tested nothing: hubtest.Retry runs it again, twice
+			// as long.
+			hubtest.Retry(t, 2*time.Second, func(timeout time.Duration) bool {
+				r := runHub(t, d, "tty-hang", runOpts{args: []string{"--tty", "--timeout", timeout.String(), "--grace", grace.String()}})
+				if _, err := os.Stat(filepath.Join(r.dir, "grandchild.pid")); err != nil || len(r.of("session.started")) == 0 {
+					return false
+				}
+				wantErr(t, r, "timeout", "wall", 8)
+				if r.fin.Signal == nil || *r.fin.Signal != "SIGKILL" {
+					t.Errorf("run.finished signal = %v, want SIGKILL (the agent ignores SIGTERM)", r.fin.Signal)
+				}
+				grandchildGone(t, r)
+				if len(r.of("session.started")) != 1 {
+					t.Errorf("%d session.started events, want the one the agent wrote before it hung", len(r.of("session.started")))
+				}
+				if bound := timeout + grace + hub.StopWait; r.took < timeout || r.took > bound {
+					t.Errorf("hub ran %s, want between --timeout %s and %s (+ --grace, hub.StopWait)", r.took, timeout, bound)
+				}
+				if strings.Contains(string(r.stderr), "panic") {
+					t.Errorf("hub's stderr: %s", r.stderr)
+				}
+				return true
+			})
 		})
 	}
 }
