@@ -350,11 +350,24 @@ func LiveSessions(t *testing.T, a Agent) {
 		if idle == 0 {
 			idle = 5 * time.Second
 		}
-		lim := budget.Limits{IdleTimeout: idle, Grace: time.Second}
-		r := e.StartSession(t, lim)
-		if tf := r.Turn("quick MOCK_TEXT", nil); !tf.OK {
-			t.Fatalf("turn 1: %+v", tf)
-		}
+		// A first turn that the idle limit stopped before the CLI had
+		// started (a busy machine) tested nothing: Retry starts a session
+		// again with twice the limit.
+		var lim budget.Limits
+		var r *SessionRun
+		Retry(t, idle, func(idle time.Duration) bool {
+			lim = budget.Limits{IdleTimeout: idle, Grace: time.Second}
+			r = e.StartSession(t, lim)
+			tf := r.Turn("quick MOCK_TEXT", nil)
+			if !tf.OK && tf.Error != nil && tf.Error.Bin == events.BinTimeout && tf.Error.Reason == events.ReasonIdle && len(ModelCalls(e.Server)) == 0 {
+				r.Close()
+				return false
+			}
+			if !tf.OK {
+				t.Fatalf("turn 1: %+v", tf)
+			}
+			return true
+		})
 		// Between turns the agent's silence is no stall: wait past the
 		// idle limit before the next prompt.
 		time.Sleep(lim.IdleTimeout + time.Second)
