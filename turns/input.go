@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Input is one line of a session's JSONL input. A line is one JSON object
@@ -101,8 +102,12 @@ func Decode(line []byte) (Input, error) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(&fields); err != nil || dec.More() {
-		if err == nil {
+		var typ *json.UnmarshalTypeError
+		switch {
+		case err == nil:
 			err = errors.New("more after it")
+		case errors.As(err, &typ):
+			err = fmt.Errorf("it is a JSON %s", typ.Value)
 		}
 		return Input{}, fmt.Errorf(`not one JSON object (want {"prompt":"…"} or {"interrupt":true}): %v`, err)
 	}
@@ -116,8 +121,8 @@ func Decode(line []byte) (Input, error) {
 			if json.Unmarshal(v, &in.Prompt) != nil {
 				return Input{}, errors.New(`"prompt" must be a string`)
 			}
-			if in.Prompt == "" {
-				return Input{}, errors.New(`"prompt" is empty`)
+			if strings.TrimSpace(in.Prompt) == "" {
+				return Input{}, errors.New(`"prompt" is empty (or only white space)`)
 			}
 		case "interrupt":
 			if json.Unmarshal(v, &in.Interrupt) != nil || !in.Interrupt {

@@ -20,6 +20,8 @@ func TestDecode(t *testing.T) {
 		{`{"interrupt":true}`, turns.Input{Interrupt: true}, ""},
 		{`{"interrupt":false}`, turns.Input{}, `"interrupt" must be true`},
 		{`{"prompt":""}`, turns.Input{}, `"prompt" is empty`},
+		{`{"prompt":" \n\t "}`, turns.Input{}, `"prompt" is empty (or only white space)`},
+		{`["prompt"]`, turns.Input{}, `it is a JSON array`},
 		{`{"prompt":3}`, turns.Input{}, `"prompt" must be a string`},
 		{`{"promt":"x"}`, turns.Input{}, `unknown field "promt"`},
 		{`{"prompt":"x","interrupt":true}`, turns.Input{}, "on one line"},

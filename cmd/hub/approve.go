@@ -49,7 +49,7 @@ func (a approval) askCall(ctx context.Context, c hub.ToolCall) (hub.Decision, er
 		return hub.Decision{}, err
 	}
 	defer tty.Close()
-	fmt.Fprint(tty, callQuestion(c))
+	fmt.Fprint(tty, callQuestion(c, true))
 	answer, err := readAnswer(ctx, tty)
 	if err != nil {
 		return hub.Decision{}, err
@@ -58,8 +58,10 @@ func (a approval) askCall(ctx context.Context, c hub.ToolCall) (hub.Decision, er
 }
 
 // callQuestion is the question about one tool call: what it is, its paths,
-// why the agent asks, and the start of its change; then the answers.
-func callQuestion(c hub.ToolCall) string {
+// why the agent asks, and the start of its change; then the answers, read
+// as a line (enter: hub run's terminal, in its own line mode) or as one
+// key (hub chat's).
+func callQuestion(c hub.ToolCall, enter bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s asks to call %s (%s)", c.Agent, shown(c.Name), c.Kind)
 	if len(c.Input) > 0 && len(c.Input) <= 300 {
@@ -82,7 +84,11 @@ func callQuestion(c hub.ToolCall) string {
 			fmt.Fprintf(&b, "  │ %s\n", shownLine(l))
 		}
 	}
-	b.WriteString("Allow it? [y]es once, [a]lways for this tool, [n]o, [q]uit (stop the run) ")
+	b.WriteString("Allow it? [y]es once, [a]lways for this tool, [n]o, [q]uit (stop the run)")
+	if enter {
+		b.WriteString(", then Enter")
+	}
+	b.WriteString(" ")
 	return b.String()
 }
 

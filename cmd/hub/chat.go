@@ -356,7 +356,7 @@ type chatQuestion struct {
 // asked on the conversation's terminal by the running turn (turn, answer),
 // one key its answer.
 func (ch *chat) approver(ctx context.Context, c hub.ToolCall) hub.Decision {
-	q := chatQuestion{ctx: ctx, text: callQuestion(c), reply: make(chan hub.Decision, 1)}
+	q := chatQuestion{ctx: ctx, text: callQuestion(c, false), reply: make(chan hub.Decision, 1)}
 	select {
 	case ch.asks <- q:
 	case <-ctx.Done():
