@@ -93,7 +93,13 @@ func TestChatApproveTTY(t *testing.T) {
 	for _, c := range []struct {
 		name, key string
 		onDisk    bool
-	}{{"y", "y", true}, {"ctrl-c", "\x03", false}} {
+	}{
+		// y with the next prompt typed right after it, in one write: the
+		// keys after the answer are the next prompt's (the breaker's
+		// quick Ctrl-D was lost so).
+		{"y", "yand now MOCK_TEXT\r", true},
+		{"ctrl-c", "\x03", false},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -112,7 +118,9 @@ func TestChatApproveTTY(t *testing.T) {
 			if (err == nil) != c.onDisk || c.onDisk && strings.TrimSpace(string(b)) != "approved content" {
 				t.Errorf("answered %s: asked.txt on disk %v (%q), want %v", c.name, err == nil, b, c.onDisk)
 			}
-			h.keys("and now MOCK_TEXT\r")
+			if !c.onDisk {
+				h.keys("and now MOCK_TEXT\r")
+			}
 			at = h.waitFor(at, "── turn 2 · ")
 			at = h.waitFor(at, chatPrompt)
 			h.keys("\x04")

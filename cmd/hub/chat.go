@@ -372,8 +372,8 @@ func (ch *chat) approver(ctx context.Context, c hub.ToolCall) hub.Decision {
 }
 
 // answer asks q on the screen (the status line held off) and reads its
-// answer from the turn's keys: y, a, n or q (answerOf), other keys
-// ignored. Ctrl-C denies the call and interrupts the turn (ctrlC); the
+// answer from the turn's keys: y, a, n or q (answerOf), other keys before
+// it ignored, those after it kept for the next prompt. Ctrl-C denies the call and interrupts the turn (ctrlC); the
 // end of the terminal's input denies it and ends the session (hangup);
 // the turn's end, or the session's, before an answer denies it.
 func (ch *chat) answer(q chatQuestion, keys <-chan []byte, done <-chan struct{}) (d hub.Decision, ctrlC, hangup bool) {
@@ -387,11 +387,16 @@ func (ch *chat) answer(q chatQuestion, keys <-chan []byte, done <-chan struct{})
 					d, hangup = hub.Decision{Verdict: hub.Deny, Message: "the terminal's input ended at the question"}, true
 					return nil
 				}
-				for _, k := range b {
+				for i, k := range b {
 					switch k {
 					case 'y', 'Y', 'a', 'A', 'n', 'N', 'q', 'Q':
 						fmt.Fprintf(ch.screen, "%c\n", k)
 						d = answerOf(string(k))
+						// Keys typed right after the answer, in the same
+						// read (a quick Ctrl-D), are the next prompt's,
+						// as any key typed during the turn; a Ctrl-C
+						// among them interrupts the turn.
+						ctrlC = ch.kb.typeAhead(b[i+1:])
 						return nil
 					case keyCtrlC:
 						fmt.Fprint(ch.screen, "^C\n")
